@@ -1,0 +1,59 @@
+// Package intree lists the adapters compiled into this binary and selects
+// the ones enabled by the --adapters flag.
+package intree
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aibom-dev/aibom/adapters/apps"
+	"github.com/aibom-dev/aibom/adapters/batch"
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+// All returns every in-tree adapter, by name.
+func All() map[string]adapter.Adapter {
+	out := map[string]adapter.Adapter{}
+	for _, a := range []adapter.Adapter{apps.New(), batch.New()} {
+		out[a.Name()] = a
+	}
+	return out
+}
+
+// Names returns the names of the in-tree adapters, sorted.
+func Names() []string {
+	var names []string
+	for n := range All() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Select returns the adapters named in a comma-separated list, in the order
+// of Names; "all" (or an empty list) selects every adapter. An unknown name is
+// an error that lists the known ones.
+func Select(list string) ([]adapter.Adapter, error) {
+	all := All()
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if n != "all" {
+			if _, ok := all[n]; !ok {
+				return nil, fmt.Errorf("unknown adapter %q (known: %s)", n, strings.Join(Names(), ", "))
+			}
+		}
+		want[n] = true
+	}
+	var out []adapter.Adapter
+	for _, n := range Names() {
+		if len(want) == 0 || want["all"] || want[n] {
+			out = append(out, all[n])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,136 @@
+// Command controller runs the AIBOM controller: it keeps one AI Bill of
+// Materials (CycloneDX 1.6) per AI workload in every namespace labelled
+// aibom.dev/enabled=true.
+package main
+
+import (
+	"context"
+	"flag"
+	"net/http"
+	"time"
+
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/internal/version"
+	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/document"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "aibom-controller:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		adapters      string
+		metricsAddr   string
+		probeAddr     string
+		leaderElect   bool
+		leaderElectNS string
+		maxDocBytes   int
+		concurrency   int
+		showVersion   bool
+		listAdapters  bool
+		zapOpts       = zap.Options{Development: false}
+	)
+	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica writes AIBOMs.")
+	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
+	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
+	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
+	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	if showVersion {
+		fmt.Println("aibom-controller", version.Version)
+		return nil
+	}
+	enabled, err := intree.Select(adapters)
+	if err != nil {
+		return fmt.Errorf("--adapters: %w", err)
+	}
+	if listAdapters {
+		for _, a := range enabled {
+			for _, k := range a.Kinds() {
+				fmt.Printf("%-8s %-40s %-10s %s\n", a.Name(), k.String(), k.Role, strings.Join(k.Versions, ","))
+			}
+		}
+		return nil
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := ctrl.Log.WithName("setup")
+
+	registry, err := core.NewRegistry(enabled...)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   core.CacheOptions(),
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "aibom-controller.aibom.dev",
+		LeaderElectionNamespace: leaderElectNS,
+	})
+	if err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if _, err := core.Setup(ctx, mgr, core.Options{
+		Registry:                registry,
+		Tool:                    document.Tool{Name: document.ToolName, Version: version.Version},
+		MaxDocumentBytes:        maxDocBytes,
+		MaxConcurrentReconciles: concurrency,
+	}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("informers-synced", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("informer caches not synced yet")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	var kinds []string
+	for _, e := range registry.Entries() {
+		kinds = append(kinds, e.Kind.String()+"("+string(e.Role)+")")
+	}
+	logger.Info("starting", "version", version.Version, "adapters", adapters, "kinds", kinds)
+	return mgr.Start(ctx)
+}

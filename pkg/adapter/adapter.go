@@ -1,0 +1,132 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ContractVersion is the version of this contract. Out-of-tree adapters
+// negotiate it when they connect.
+const ContractVersion = 1
+
+// Adapter is what an operator integration implements.
+type Adapter interface {
+	// Name is the adapter's short name, as used by the --adapters flag
+	// (for example "apps", "dynamo").
+	Name() string
+	// Kinds lists every kind the adapter knows, tracked or walk-only.
+	Kinds() []Kind
+	// Scrape reads one object of a tracked kind, given as unstructured JSON in
+	// one of the versions the adapter declared for that kind, and returns what
+	// it found. Scrape must not panic on malformed input: a field of the wrong
+	// type is an error (or a finding the adapter skips), never a crash. Scrape
+	// must be deterministic: the same object gives the same findings.
+	Scrape(ctx context.Context, obj *unstructured.Unstructured) (Findings, error)
+}
+
+// Role says what the core does with objects of a kind.
+type Role string
+
+const (
+	// RoleTracked marks a workload kind: reported as a root unless a tracked
+	// kind controls it.
+	RoleTracked Role = "tracked"
+	// RoleWalkOnly marks an intermediate kind: read for the ownership walk and
+	// the closure only.
+	RoleWalkOnly Role = "walk-only"
+)
+
+// Kind declares one Kubernetes kind an adapter knows.
+type Kind struct {
+	// Group is the API group; empty for the core group (Pod).
+	Group string
+	// Kind is the kind, e.g. "DynamoGraphDeployment".
+	Kind string
+	// Resource is the plural resource name, e.g. "dynamographdeployments".
+	Resource string
+	// Versions lists the versions the adapter understands, preferred first.
+	// The core uses the most preferred version the cluster serves.
+	Versions []string
+	// Role is RoleTracked or RoleWalkOnly.
+	Role Role
+}
+
+// GroupKind returns the kind's group and kind.
+func (k Kind) GroupKind() schema.GroupKind { return schema.GroupKind{Group: k.Group, Kind: k.Kind} }
+
+// GroupVersionKind returns the kind in its most preferred version.
+func (k Kind) GroupVersionKind() schema.GroupVersionKind {
+	v := ""
+	if len(k.Versions) > 0 {
+		v = k.Versions[0]
+	}
+	return k.GroupKind().WithVersion(v)
+}
+
+// GroupVersionResource returns the resource in its most preferred version.
+func (k Kind) GroupVersionResource() schema.GroupVersionResource {
+	return k.GroupVersionKind().GroupVersion().WithResource(k.Resource)
+}
+
+func (k Kind) String() string {
+	if k.Group == "" {
+		return k.Kind
+	}
+	return k.Kind + "." + k.Group
+}
+
+var (
+	dnsLabel   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	kindName   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	versionStr = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+)
+
+// Validate reports the first thing wrong with a kind declaration.
+func (k Kind) Validate() error {
+	if k.Group != "" {
+		for _, part := range splitDots(k.Group) {
+			if !dnsLabel.MatchString(part) {
+				return fmt.Errorf("kind %s: group %q is not a DNS subdomain", k, k.Group)
+			}
+		}
+	}
+	if !kindName.MatchString(k.Kind) {
+		return fmt.Errorf("kind %s: kind %q must be CamelCase letters and digits", k, k.Kind)
+	}
+	if !dnsLabel.MatchString(k.Resource) {
+		return fmt.Errorf("kind %s: resource %q must be a lower-case plural", k, k.Resource)
+	}
+	if len(k.Versions) == 0 {
+		return fmt.Errorf("kind %s: no versions declared", k)
+	}
+	seen := map[string]bool{}
+	for _, v := range k.Versions {
+		if !versionStr.MatchString(v) {
+			return fmt.Errorf("kind %s: version %q is not a Kubernetes API version", k, v)
+		}
+		if seen[v] {
+			return fmt.Errorf("kind %s: version %q declared twice", k, v)
+		}
+		seen[v] = true
+	}
+	if k.Role != RoleTracked && k.Role != RoleWalkOnly {
+		return fmt.Errorf("kind %s: role %q is neither %q nor %q", k, k.Role, RoleTracked, RoleWalkOnly)
+	}
+	return nil
+}
+
+func splitDots(s string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return parts
+}

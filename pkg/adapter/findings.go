@@ -1,0 +1,149 @@
+package adapter
+
+// Confidence says how a fact is known.
+type Confidence string
+
+const (
+	// Declared: the owner wrote it (a --model arg, a CRD field, an annotation,
+	// a digest-pinned image).
+	Declared Confidence = "declared"
+	// Inferred: a heuristic found it (an image pattern, an env-var convention,
+	// a volume mounted at /models).
+	Inferred Confidence = "inferred"
+	// Unresolved: the fact is expected but not known (no digest yet).
+	Unresolved Confidence = "unresolved"
+)
+
+// Rank orders confidences from weakest (0, unresolved) to strongest.
+func (c Confidence) Rank() int {
+	switch c {
+	case Declared:
+		return 2
+	case Inferred:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// Source is where a fact was read. The set is closed: documents only ever
+// carry these values.
+type Source string
+
+// The evidence sources.
+const (
+	SourceCRDField              Source = "crd_field"
+	SourceContainerArg          Source = "container_arg"
+	SourceContainerCommand      Source = "container_command"
+	SourceEnvVar                Source = "env_var"
+	SourceImageReference        Source = "image_reference"
+	SourceImagePattern          Source = "image_pattern"
+	SourcePodStatus             Source = "pod_status"
+	SourceWorkloadAnnotation    Source = "workload_annotation"
+	SourcePodTemplateAnnotation Source = "pod_template_annotation"
+	SourceVolumeSource          Source = "volume_source"
+)
+
+// Evidence locates a fact: its source and the path of the field in the
+// object, e.g. "spec.template.spec.containers[0].args[3](--model)".
+type Evidence struct {
+	Source  Source `json:"source"`
+	Locator string `json:"locator"`
+}
+
+// Findings is what an adapter read from one tracked object.
+type Findings struct {
+	// Scrapers names the scrapers that contributed, in order. Each becomes
+	// aibom.scrape.<i>.* properties on the document.
+	Scrapers []Scraper `json:"scrapers,omitempty"`
+	// Containers lists every container and init container the object runs.
+	Containers []Container `json:"containers,omitempty"`
+	// Runtimes lists serving runtime claims (vllm, sglang, nim, ...).
+	Runtimes []Runtime `json:"runtimes,omitempty"`
+	// Models lists model claims.
+	Models []Model `json:"models,omitempty"`
+	// Data lists model storage (volumes at model paths, caches, PVCs).
+	Data []Data `json:"data,omitempty"`
+	// Properties are kind-specific facts, e.g. dynamo.component.0.type.
+	Properties []Property `json:"properties,omitempty"`
+	// Redactions records every value withheld or masked because it looked
+	// like a secret. Redaction is never silent.
+	Redactions []Redaction `json:"redactions,omitempty"`
+}
+
+// Scraper identifies a scraper and how it read the object.
+type Scraper struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Method is a short word for how it read: "pod-template", "crd-spec", ...
+	Method string `json:"method"`
+}
+
+// Container is one container or init container of a tracked object.
+type Container struct {
+	// Name is the container's name in the spec.
+	Name string `json:"name"`
+	// Image is the image reference as written in the spec.
+	Image string `json:"image"`
+	// Init is true for init containers.
+	Init bool `json:"init,omitempty"`
+	// PodNames lists other names the running container may carry in pod
+	// status, when an operator renames it (NIM's "<name>-ctr", "nim-leader").
+	// The core matches a pod container on repository first, name second.
+	PodNames []string `json:"podNames,omitempty"`
+	// Group names the part of the workload the container belongs to, e.g. a
+	// Dynamo component or an LWS role; empty for plain workloads.
+	Group string `json:"group,omitempty"`
+	// Evidence locates the image field.
+	Evidence Evidence `json:"evidence"`
+}
+
+// Runtime is a serving runtime claim.
+type Runtime struct {
+	Name       string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	Confidence Confidence `json:"confidence"`
+	Evidence   Evidence   `json:"evidence"`
+}
+
+// Model is a model claim.
+type Model struct {
+	Name       string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	Confidence Confidence `json:"confidence"`
+	Evidence   Evidence   `json:"evidence"`
+}
+
+// Data is model storage: a volume mounted at a model path, a cache, a PVC.
+type Data struct {
+	Name string `json:"name"`
+	// Kind says what the storage is: "volume", "pvc", "hostPath", "nimcache", ...
+	Kind       string     `json:"kind"`
+	Confidence Confidence `json:"confidence"`
+	Evidence   Evidence   `json:"evidence"`
+}
+
+// Property is a kind-specific fact recorded on the document.
+type Property struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Redaction records a value that was withheld or masked.
+type Redaction struct {
+	// Locator is the field whose value was withheld or masked.
+	Locator string `json:"locator"`
+	// Reason is a short word: "secret-name", "url-credentials", "token".
+	Reason string `json:"reason"`
+}
+
+// Merge appends other's findings to f.
+func (f *Findings) Merge(other Findings) {
+	f.Scrapers = append(f.Scrapers, other.Scrapers...)
+	f.Containers = append(f.Containers, other.Containers...)
+	f.Runtimes = append(f.Runtimes, other.Runtimes...)
+	f.Models = append(f.Models, other.Models...)
+	f.Data = append(f.Data, other.Data...)
+	f.Properties = append(f.Properties, other.Properties...)
+	f.Redactions = append(f.Redactions, other.Redactions...)
+}

@@ -1,0 +1,157 @@
+package podtemplate
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+// Redaction reasons recorded in adapter.Redaction.Reason.
+const (
+	// ReasonSecretName: a value was not read because its name looks like a
+	// secret (an env var named HF_TOKEN, an annotation key ending in
+	// "password").
+	ReasonSecretName = "secret-name"
+	// ReasonURLCredentials: credentials in a URL (user info, or a token-like
+	// query parameter) were masked.
+	ReasonURLCredentials = "url-credentials"
+	// ReasonToken: a token-shaped string was masked.
+	ReasonToken = "token"
+)
+
+// Redacted replaces every masked part of a value.
+const Redacted = "REDACTED"
+
+var secretNameParts = []string{
+	"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY",
+	"CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY",
+}
+
+// IsSecretName reports whether a name (an env var, an annotation key) looks
+// like it holds a secret: it contains, in any case, one of TOKEN, SECRET,
+// PASSWORD, PASSWD, API_KEY, APIKEY, CREDENTIAL, PRIVATE_KEY or ACCESS_KEY.
+// "-" and "." count as "_", so "api-key" matches too. "TOKENIZER" is not
+// a token: TOKENIZER_MODE is not secret, TOKENIZER_TOKEN is.
+func IsSecretName(name string) bool {
+	n := strings.ToUpper(name)
+	n = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "").Replace(n)
+	for _, p := range secretNameParts {
+		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// urlUserInfo matches "scheme://userinfo@".
+	urlUserInfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@`)
+	// urlSecretParam matches a query parameter that carries a credential,
+	// e.g. a pre-signed URL's signature.
+	urlSecretParam = regexp.MustCompile(`(?i)([?&](?:token|access_token|auth|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|api_key|apikey|key|password|secret)=)[^&#\s]+`)
+
+	// tokenPatterns match well-known token formats.
+	tokenPatterns = []*regexp.Regexp{
+		regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`),
+		regexp.MustCompile(`gh[opsur]_[A-Za-z0-9]{30,}`),
+		regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`),
+		regexp.MustCompile(`nvapi-[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),
+		regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`),
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
+	}
+
+	// hexRun and base64Run find long runs that may be random secrets; they
+	// are masked when they pass the checks in highEntropy.
+	hexRun    = regexp.MustCompile(`[0-9A-Fa-f]{32,}`)
+	base64Run = regexp.MustCompile(`[A-Za-z0-9+]{32,}={0,2}`)
+)
+
+// Redact masks secrets in a value that is about to become part of a finding
+// (a model name, a data name). It masks, in order:
+//
+//   - URL credentials: "https://user:pass@host/x" becomes
+//     "https://REDACTED@host/x", and token-like query parameters
+//     ("?token=…", "X-Amz-Signature=…") lose their value (reason
+//     ReasonURLCredentials);
+//   - token-shaped strings (reason ReasonToken): Hugging Face "hf_…",
+//     GitHub "ghp_…"/"gho_…"/"github_pat_…", NVIDIA "nvapi-…", "sk-…" API
+//     keys, AWS access key ids "AKIA…", JWTs "eyJ….….…", PEM private keys,
+//     and runs of 32 or more hex or base64 characters that look random
+//     (hex: letters and digits; base64: upper case, lower case and digits).
+//     A digest written "sha256:<hex>" or "sha512:<hex>" is left alone.
+//
+// It returns the masked value and the reasons, each at most once, in the
+// order above; no reasons means the value is unchanged. A Git commit hash
+// (40 hex characters) in a model path is masked too: a known false positive
+// that errs on the side of withholding.
+func Redact(s string) (string, []string) {
+	var reasons []string
+	out := s
+	if strings.Contains(out, "://") || strings.ContainsAny(out, "?&") {
+		masked := urlUserInfo.ReplaceAllString(out, "${1}"+Redacted+"@")
+		masked = urlSecretParam.ReplaceAllString(masked, "${1}"+Redacted)
+		if masked != out {
+			out = masked
+			reasons = append(reasons, ReasonURLCredentials)
+		}
+	}
+	masked := out
+	for _, re := range tokenPatterns {
+		masked = re.ReplaceAllString(masked, Redacted)
+	}
+	masked = replaceRuns(masked, hexRun, func(run string) bool {
+		return hasDigit(run) && hasLetter(run)
+	})
+	masked = replaceRuns(masked, base64Run, func(run string) bool {
+		return hasDigit(run) && strings.ContainsAny(run, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") &&
+			strings.ContainsAny(run, "abcdefghijklmnopqrstuvwxyz")
+	})
+	if masked != out {
+		out = masked
+		reasons = append(reasons, ReasonToken)
+	}
+	return out, reasons
+}
+
+// replaceRuns masks the matches of re for which secret is true, except a
+// digest's hex ("sha256:" or "sha512:" right before the run).
+func replaceRuns(s string, re *regexp.Regexp, secret func(string) bool) string {
+	locs := re.FindAllStringIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, l := range locs {
+		run := s[l[0]:l[1]]
+		before := s[:l[0]]
+		if !secret(run) || strings.HasSuffix(before, "sha256:") || strings.HasSuffix(before, "sha512:") ||
+			strings.HasSuffix(before, "sha256-") {
+			continue
+		}
+		b.WriteString(s[last:l[0]])
+		b.WriteString(Redacted)
+		last = l[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+func hasLetter(s string) bool {
+	return strings.ContainsAny(s, "abcdefABCDEF")
+}
+
+// redactInto redacts s and records one adapter.Redaction per reason at
+// locator.
+func redactInto(s, locator string, f *adapter.Findings) string {
+	out, reasons := Redact(s)
+	for _, r := range reasons {
+		f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: r})
+	}
+	return out
+}

@@ -1,0 +1,439 @@
+package podtemplate
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+// Scraper identity recorded in adapter.Findings.Scrapers.
+const (
+	// ScraperName names this scraper.
+	ScraperName = "podtemplate"
+	// ScraperVersion changes whenever a heuristic changes what is found.
+	ScraperVersion = "0.1.0"
+	// ScraperMethod says how it reads: from a pod template.
+	ScraperMethod = "pod-template"
+)
+
+// Scraper returns the entry ScrapeTemplate and ScrapePodSpec put in
+// adapter.Findings.Scrapers.
+func Scraper() adapter.Scraper {
+	return adapter.Scraper{Name: ScraperName, Version: ScraperVersion, Method: ScraperMethod}
+}
+
+// Options tunes ScrapeTemplate and ScrapePodSpec.
+type Options struct {
+	// WorkloadAnnotations are the annotations of the object that holds the
+	// template. Those with ModelAnnotationPrefix become declared models
+	// located at "metadata.annotations[<key>]".
+	WorkloadAnnotations map[string]string
+	// Group is copied to every adapter.Container.Group (a Dynamo component, an
+	// LWS role); empty for plain workloads.
+	Group string
+	// VolumeClaimTemplates names the volume claim templates of the object (a
+	// StatefulSet's spec.volumeClaimTemplates[*].metadata.name). A mount of
+	// one of them at a model path is reported as a "pvc".
+	VolumeClaimTemplates []string
+}
+
+// ContainerOptions tunes ScrapeContainer.
+type ContainerOptions struct {
+	// Group is copied to adapter.Container.Group.
+	Group string
+	// Init marks an init container.
+	Init bool
+	// Volumes is the pod's unstructured volume list, used to name the storage
+	// behind a mount at a model path. It may be nil: the mount is then
+	// reported with kind "volume".
+	Volumes []any
+	// VolumesPath is the locator of Volumes, used in errors
+	// ("spec.template.spec.volumes").
+	VolumesPath string
+	// VolumeClaimTemplates is as in Options.
+	VolumeClaimTemplates []string
+}
+
+// MergeFindings appends src to dst like adapter.Findings.Merge, but keeps one
+// entry per scraper in dst.Scrapers. Use it to combine several templates of
+// one object.
+func MergeFindings(dst *adapter.Findings, src adapter.Findings) {
+	scrapers := src.Scrapers
+	src.Scrapers = nil
+	dst.Merge(src)
+	for _, s := range scrapers {
+		if !containsScraper(dst.Scrapers, s) {
+			dst.Scrapers = append(dst.Scrapers, s)
+		}
+	}
+}
+
+func containsScraper(list []adapter.Scraper, s adapter.Scraper) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ScrapeTemplate reads an unstructured PodTemplateSpec (keys "metadata" and
+// "spec") found at path in its object, e.g. "spec.template" or
+// "spec.jobTemplate.spec.template", and returns its findings: workload
+// annotation models first, then pod template annotation models, then init
+// containers and containers in spec order. Findings.Scrapers holds
+// Scraper(). A nil or empty template, or one without containers, is not an
+// error. A field read by the heuristics that has the wrong type is an error
+// naming its locator; no partial findings are returned then.
+func ScrapeTemplate(template map[string]any, path string, opts Options) (adapter.Findings, error) {
+	f := newFindings(opts)
+	meta, err := mapField(template, "metadata", path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	ann, err := modelAnnotations(meta, path+".metadata")
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	models, reds := ModelsFromAnnotations(ann, path+".metadata.annotations", adapter.SourcePodTemplateAnnotation)
+	f.Models = append(f.Models, models...)
+	f.Redactions = append(f.Redactions, reds...)
+	spec, err := mapField(template, "spec", path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	if err := scrapeSpec(spec, path+".spec", opts, &f); err != nil {
+		return adapter.Findings{}, err
+	}
+	return f, nil
+}
+
+// ScrapePodSpec reads a bare unstructured PodSpec found at path in its
+// object (e.g. "spec.podSpec"); it is ScrapeTemplate without the template's
+// metadata. Container locators are "<path>.containers[i]".
+func ScrapePodSpec(podSpec map[string]any, path string, opts Options) (adapter.Findings, error) {
+	f := newFindings(opts)
+	if err := scrapeSpec(podSpec, path, opts, &f); err != nil {
+		return adapter.Findings{}, err
+	}
+	return f, nil
+}
+
+// ScrapeContainer reads one unstructured container (a corev1.Container)
+// found at path (e.g. "spec.template.spec.containers[0]"): the container
+// itself, its runtime, the models in its command, args and env, and the
+// model storage it mounts. It returns no Scrapers entry. A nil container or
+// a wrong type in a field it reads is an error naming the locator.
+func ScrapeContainer(c map[string]any, path string, opts ContainerOptions) (adapter.Findings, error) {
+	var f adapter.Findings
+	ps := podScraper{
+		group:       opts.Group,
+		volumes:     opts.Volumes,
+		volumesPath: opts.VolumesPath,
+		claims:      opts.VolumeClaimTemplates,
+	}
+	if ps.volumesPath == "" {
+		ps.volumesPath = "volumes"
+	}
+	if c == nil {
+		return f, fmt.Errorf("%s: expected object, got null", path)
+	}
+	if err := ps.container(c, path, opts.Init, &f); err != nil {
+		return adapter.Findings{}, err
+	}
+	return f, nil
+}
+
+func newFindings(opts Options) adapter.Findings {
+	f := adapter.Findings{Scrapers: []adapter.Scraper{Scraper()}}
+	models, reds := ModelsFromAnnotations(opts.WorkloadAnnotations, "metadata.annotations", adapter.SourceWorkloadAnnotation)
+	f.Models = append(f.Models, models...)
+	f.Redactions = append(f.Redactions, reds...)
+	return f
+}
+
+// podScraper holds what the containers of one pod share.
+type podScraper struct {
+	group       string
+	volumes     any
+	volumesPath string
+	claims      []string
+}
+
+func scrapeSpec(spec map[string]any, specPath string, opts Options, f *adapter.Findings) error {
+	ps := podScraper{group: opts.Group, volumes: spec["volumes"], volumesPath: specPath + ".volumes", claims: opts.VolumeClaimTemplates}
+	for _, field := range []string{"initContainers", "containers"} {
+		list, err := listField(spec, field, specPath)
+		if err != nil {
+			return err
+		}
+		for i, raw := range list {
+			cpath := fmt.Sprintf("%s.%s[%d]", specPath, field, i)
+			if err := ps.container(raw, cpath, field == "initContainers", f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// containerFields are the container fields the heuristics read; only they
+// are decoded.
+var containerFields = []string{"name", "image", "command", "args", "env", "volumeMounts", "restartPolicy"}
+
+func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Findings) error {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: expected object, got %s", cpath, describe(raw))
+	}
+	var c corev1.Container
+	if err := decode(m, containerFields, cpath, &c); err != nil {
+		return err
+	}
+	imageLoc := cpath + ".image"
+	f.Containers = append(f.Containers, adapter.Container{
+		Name: c.Name, Image: c.Image, Init: init, Group: ps.group,
+		Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: imageLoc},
+	})
+	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	if !init || sidecar {
+		if name, version, ok := RuntimeFromImage(c.Image); ok {
+			f.Runtimes = append(f.Runtimes, adapter.Runtime{
+				Name: name, Version: version, Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc},
+			})
+		}
+	}
+
+	// Env: secret-like names are never read; literal values of the others
+	// expand $(VAR) references in args.
+	env := map[string]string{}
+	var envModels []adapter.Model
+	var envFindings adapter.Findings
+	for i, e := range c.Env {
+		loc := fmt.Sprintf("%s.env[%d](%s)", cpath, i, e.Name)
+		if IsSecretName(e.Name) {
+			if e.Value != "" {
+				envFindings.Redactions = append(envFindings.Redactions, adapter.Redaction{Locator: loc, Reason: ReasonSecretName})
+			}
+			continue
+		}
+		if e.ValueFrom != nil {
+			continue
+		}
+		env[e.Name] = e.Value
+		if IsModelEnv(e.Name) {
+			addModel(&envFindings, e.Value, nil, adapter.Inferred, adapter.SourceEnvVar, loc)
+		}
+	}
+	envModels = envFindings.Models
+
+	models, reds := ModelFromArgs(c.Command, c.Args, env, cpath)
+	f.Models = append(f.Models, models...)
+	f.Models = append(f.Models, envModels...)
+	f.Redactions = append(f.Redactions, reds...)
+	f.Redactions = append(f.Redactions, envFindings.Redactions...)
+
+	for i, vm := range c.VolumeMounts {
+		if !IsModelPath(vm.MountPath) {
+			continue
+		}
+		mountPath, _ := Redact(vm.MountPath) // a locator must not carry a secret either
+		loc := fmt.Sprintf("%s.volumeMounts[%d](%s)", cpath, i, mountPath)
+		kind, detail, err := ps.volume(vm.Name)
+		if err != nil {
+			return err
+		}
+		name := vm.Name
+		if detail != "" {
+			name += " (" + detail + ")"
+		}
+		f.Data = append(f.Data, adapter.Data{
+			Name: redactInto(name, loc, f), Kind: kind, Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourceVolumeSource, Locator: loc},
+		})
+	}
+	return nil
+}
+
+// volumeFields are the volume fields decoded to name a volume's source.
+// emptyDir and ephemeral are recognised by their key alone (they hold
+// quantities and templates that are not needed).
+var volumeFields = []string{"name", "persistentVolumeClaim", "hostPath", "configMap", "secret", "nfs", "image", "csi"}
+
+// volume returns the kind of storage behind the pod volume called name, and
+// a detail naming its source (a claim name, a host path, ...).
+func (ps *podScraper) volume(name string) (kind, detail string, err error) {
+	if ps.volumes != nil {
+		list, ok := ps.volumes.([]any)
+		if !ok {
+			return "", "", fmt.Errorf("%s: expected list, got %s", ps.volumesPath, describe(ps.volumes))
+		}
+		for i, raw := range list {
+			m, ok := raw.(map[string]any)
+			if !ok {
+				continue // not the volume we look for; others are not checked
+			}
+			if n, _ := m["name"].(string); n != name {
+				continue
+			}
+			vpath := fmt.Sprintf("%s[%d]", ps.volumesPath, i)
+			var v corev1.Volume
+			if err := decode(m, volumeFields, vpath, &v); err != nil {
+				return "", "", err
+			}
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				return "pvc", v.PersistentVolumeClaim.ClaimName, nil
+			case v.HostPath != nil:
+				return "hostPath", v.HostPath.Path, nil
+			case v.ConfigMap != nil:
+				return "configMap", v.ConfigMap.Name, nil
+			case v.Secret != nil:
+				return "secret", v.Secret.SecretName, nil
+			case v.NFS != nil:
+				return "nfs", v.NFS.Server + ":" + v.NFS.Path, nil
+			case v.Image != nil:
+				return "image", v.Image.Reference, nil
+			case v.CSI != nil:
+				return "csi", v.CSI.Driver, nil
+			case m["emptyDir"] != nil:
+				return "emptyDir", "", nil
+			case m["ephemeral"] != nil:
+				return "ephemeral", "", nil
+			}
+			return "volume", "", nil
+		}
+	}
+	if contains(ps.claims, name) {
+		return "pvc", "volumeClaimTemplate", nil
+	}
+	return "volume", "", nil
+}
+
+// decode converts the given fields of m into out (a corev1 struct). On
+// failure it finds the field, and the list element, at fault, so that the
+// error names its locator.
+func decode(m map[string]any, fields []string, path string, out any) error {
+	pruned := make(map[string]any, len(fields))
+	for _, k := range fields {
+		if v, ok := m[k]; ok && v != nil {
+			pruned[k] = v
+		}
+	}
+	err := fromUnstructured(pruned, out)
+	if err == nil {
+		return nil
+	}
+	for _, k := range fields {
+		v, ok := pruned[k]
+		if !ok {
+			continue
+		}
+		if e := fromUnstructured(map[string]any{k: v}, newOf(out)); e == nil {
+			continue
+		}
+		if list, ok := v.([]any); ok {
+			for i, el := range list {
+				if e := fromUnstructured(map[string]any{k: []any{el}}, newOf(out)); e != nil {
+					return fmt.Errorf("%s.%s[%d]: %w", path, k, i, e)
+				}
+			}
+		}
+		return fmt.Errorf("%s.%s: %w", path, k, fromUnstructured(map[string]any{k: v}, newOf(out)))
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// newOf returns a fresh value of out's type, so that a probe does not leave
+// half-decoded fields behind.
+func newOf(out any) any {
+	switch out.(type) {
+	case *corev1.Container:
+		return &corev1.Container{}
+	case *corev1.Volume:
+		return &corev1.Volume{}
+	}
+	return out
+}
+
+// fromUnstructured is the apimachinery converter, with any panic turned
+// into an error.
+func fromUnstructured(m map[string]any, out any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot decode: %v", r)
+		}
+	}()
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
+}
+
+// mapField returns m[key] as an object; absent or null is nil.
+func mapField(m map[string]any, key, path string) (map[string]any, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	out, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s: expected object, got %s", path, key, describe(v))
+	}
+	return out, nil
+}
+
+// listField returns m[key] as a list; absent or null is nil.
+func listField(m map[string]any, key, path string) ([]any, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	out, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s: expected list, got %s", path, key, describe(v))
+	}
+	return out, nil
+}
+
+// modelAnnotations returns the ModelAnnotationPrefix annotations of an
+// object's metadata. Other annotations are not checked.
+func modelAnnotations(meta map[string]any, path string) (map[string]string, error) {
+	ann, err := mapField(meta, "annotations", path)
+	if err != nil || ann == nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for k, v := range ann {
+		if !strings.HasPrefix(k, ModelAnnotationPrefix) {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok && v != nil {
+			return nil, fmt.Errorf("%s.annotations[%s]: expected string, got %s", path, k, describe(v))
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// describe names the JSON type of an unstructured value.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int, int32, int64, float32, float64:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Descendants is what a root absorbs (seed §2).
+type Descendants struct {
+	// Tracked are the tracked workloads whose controller chain reaches the
+	// root: listed on the root's document, not reported on their own.
+	Tracked []client.Object
+	// Pods are the pods whose controller chain reaches the root: their status
+	// gives the running digests.
+	Pods []*unstructured.Unstructured
+	// Misses lists kinds the closure could not read (the walk degrades the
+	// same way: their children stay roots).
+	Misses []string
+}
+
+// Owned returns the absorbed workloads as "<Kind>/<name>", sorted by kind then
+// name: the aibom.rollup.owned list.
+func (d Descendants) Owned() []string {
+	out := make([]string, 0, len(d.Tracked))
+	for _, o := range d.Tracked {
+		out = append(out, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Closure finds a root's descendants through every registered kind, matched
+// on UID through the controller-owner index.
+type Closure struct {
+	Registry *Registry
+	Store    Store
+}
+
+type frontier struct {
+	obj client.Object
+	// depth is the number of hops from obj up to its nearest tracked
+	// ancestor (0 for a tracked object). An object is a descendant only while
+	// depth <= MaxWalkDepth: exactly when the upward walk from it would find
+	// that ancestor.
+	depth int
+}
+
+// Descendants returns the objects whose controller chain reaches root. Each
+// edge is accepted only when the child's controller reference names the
+// parent by kind, name and UID, which is what the upward walk checks too, so
+// that a workload is suppressed exactly when some root's closure lists it.
+func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendants, error) {
+	var out Descendants
+	entries := c.Registry.Entries()
+	seen := map[types.UID]bool{root.GetUID(): true}
+	missed := map[string]bool{}
+	queue := []frontier{{obj: root}}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		parentGK := parent.obj.GetObjectKind().GroupVersionKind().GroupKind()
+		for _, e := range entries {
+			children, err := c.Store.ControlledBy(ctx, e, root.GetNamespace(), parent.obj.GetUID())
+			if err != nil {
+				if classifyReadError(err) == ReasonError {
+					return Descendants{}, fmt.Errorf("closure of %s/%s: list %s: %w", root.GetNamespace(), root.GetName(), e.Kind.String(), err)
+				}
+				if !missed[e.Kind.String()] {
+					missed[e.Kind.String()] = true
+					out.Misses = append(out.Misses, e.Kind.String())
+				}
+				continue
+			}
+			for _, child := range children {
+				ref := metav1.GetControllerOfNoCopy(child)
+				if ref == nil || seen[child.GetUID()] || ref.UID != parent.obj.GetUID() ||
+					ref.Name != parent.obj.GetName() || refGroupKind(ref) != parentGK {
+					continue
+				}
+				depth := parent.depth + 1
+				if depth > MaxWalkDepth {
+					continue
+				}
+				seen[child.GetUID()] = true
+				if e.Tracked() {
+					out.Tracked = append(out.Tracked, child)
+					depth = 0
+				} else if e.GroupKind() == PodGroupKind {
+					if u, ok := child.(*unstructured.Unstructured); ok {
+						out.Pods = append(out.Pods, u)
+					}
+				}
+				queue = append(queue, frontier{obj: child, depth: depth})
+			}
+		}
+	}
+	sort.Slice(out.Pods, func(i, j int) bool { return out.Pods[i].GetName() < out.Pods[j].GetName() })
+	sort.Slice(out.Tracked, func(i, j int) bool {
+		ki, kj := out.Tracked[i].GetObjectKind().GroupVersionKind().Kind, out.Tracked[j].GetObjectKind().GroupVersionKind().Kind
+		if ki != kj {
+			return ki < kj
+		}
+		return out.Tracked[i].GetName() < out.Tracked[j].GetName()
+	})
+	return out, nil
+}

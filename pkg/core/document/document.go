@@ -1,0 +1,598 @@
+package document
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+// ToolName is the name under which this controller signs its documents, in
+// metadata.tools and aibom.controller.name. Build uses it when Tool.Name is
+// empty.
+const ToolName = "aibom-controller"
+
+// SpecVersion is the CycloneDX specification version of every document.
+const SpecVersion = "1.6"
+
+// ErrTooLarge is returned, wrapped, when a document exceeds Input.MaxBytes
+// even with every component dropped.
+var ErrTooLarge = errors.New("document exceeds the size limit even with every component dropped")
+
+// Subject identifies the workload a document describes.
+type Subject struct {
+	// APIVersion is the workload's apiVersion, e.g. "apps/v1".
+	APIVersion string
+	// Group is the workload's API group; empty for the core group.
+	Group string
+	// Kind is the workload's kind, e.g. "Deployment". Required.
+	Kind string
+	// Namespace is the workload's namespace.
+	Namespace string
+	// Name is the workload's name. Required; it is the name of
+	// metadata.component.
+	Name string
+	// UID is the workload's metadata.uid.
+	UID string
+}
+
+// Tool identifies the program that writes the document.
+type Tool struct {
+	// Name is the tool's name; ToolName when empty.
+	Name string
+	// Version is the tool's version.
+	Version string
+}
+
+// ContainerDigest is the resolved image digest of one container, and how it
+// is known.
+type ContainerDigest struct {
+	// Digest is "sha256:<64 lower-case hex>", or "" when unresolved.
+	Digest string
+	// Confidence says how the digest is known; ignored when Digest is "".
+	Confidence adapter.Confidence
+	// Evidence locates the digest: the pinned image reference in the spec
+	// (adapter.SourceImageReference) or a pod's container status
+	// (adapter.SourcePodStatus). Ignored when Digest is "".
+	Evidence adapter.Evidence
+}
+
+// Input is everything a document is built from.
+type Input struct {
+	// Subject is the workload the document describes.
+	Subject Subject
+	// Tool is the program writing the document.
+	Tool Tool
+	// Findings are the adapter's findings for the subject, merged with those
+	// of every workload it absorbed.
+	Findings adapter.Findings
+	// Digests holds the resolved digest of Findings.Containers[i] at index i.
+	// A missing entry, or one with an empty Digest, means unresolved; Build
+	// then still uses a digest pinned in the container's image reference.
+	Digests []ContainerDigest
+	// Owned lists the tracked workloads the subject absorbed, each as
+	// "<Kind>/<name>". Order does not matter: Build sorts a copy by kind,
+	// then name, and drops duplicates.
+	Owned []string
+	// MaxBytes caps the size of the encoded document; 0 means no cap. When
+	// the document is larger, Build drops components (see Build).
+	MaxBytes int
+}
+
+// Result is a built document.
+type Result struct {
+	// JSON is the encoded document.
+	JSON []byte
+	// SHA256 is the lower-case hex SHA-256 of JSON.
+	SHA256 string
+	// Summary condenses the facts the document was built from.
+	Summary Summary
+	// Truncated is the number of components dropped to fit Input.MaxBytes.
+	Truncated int
+}
+
+// Summary condenses a document for status fields and listings. It describes
+// the facts Build was given (after de-duplication), before any truncation.
+type Summary struct {
+	// Runtime is the name of the strongest resolved runtime claim, ties
+	// broken by component order; "" when there is none.
+	Runtime string
+	// Models lists the distinct model names, sorted.
+	Models []string
+	// Images is the number of container components.
+	Images int
+	// Confidence is the aggregate confidence: the weakest confidence among
+	// the runtime and model claims that are not unresolved, or
+	// adapter.Unresolved when there are none.
+	Confidence adapter.Confidence
+}
+
+// Property names written by Build.
+const (
+	propConfidence        = "aibom.confidence"
+	propEvidenceSource    = "aibom.evidence.source"
+	propEvidenceLocator   = "aibom.evidence.locator"
+	propControllerName    = "aibom.controller.name"
+	propControllerVersion = "aibom.controller.version"
+	propRollupOwned       = "aibom.rollup.owned."
+	propScrape            = "aibom.scrape."
+	propRedaction         = "aibom.redaction."
+	propTruncation        = "aibom.truncation.applied"
+	propWorkload          = "aibom.workload."
+	propContainerName     = "aibom.container.name"
+	propContainerInit     = "aibom.container.init"
+	propContainerGroup    = "aibom.container.group"
+	propImageReference    = "aibom.image.reference"
+	propDigestConfidence  = "aibom.digest.confidence"
+	propDigestSource      = "aibom.digest.source"
+	propDigestLocator     = "aibom.digest.locator"
+	propDataKind          = "aibom.data.kind"
+)
+
+// tier orders components by how much they are worth keeping. Truncation
+// drops the lowest tier first.
+type tier int
+
+const (
+	tierData tier = iota
+	tierInitContainer
+	tierContainer
+	tierModel
+	tierRuntime
+)
+
+// fact is one component before it gets its bom-ref.
+type fact struct {
+	tier       tier
+	confidence adapter.Confidence
+	locator    string
+	// key identifies the fact for de-duplication: type, name, version and
+	// evidence.
+	key string
+	// canon is the component's encoding, a total tie-breaker.
+	canon     string
+	component cdx.Component
+}
+
+// Build encodes the document for in.
+//
+// Components are sorted by type, name, version and evidence locator (then by
+// their full content), and identical facts (same type, name, version and
+// evidence) are merged, keeping the strongest confidence. Each component's
+// bom-ref is derived from that identity, so it is stable across builds.
+//
+// When in.MaxBytes is positive and the document is larger, Build drops
+// components until it fits, in this order: data, init containers,
+// containers, models, runtimes; within a tier, from the end of the sorted
+// order. Result.Truncated counts the dropped components and the document
+// records aibom.truncation.applied = "components-dropped:<n>". If the document
+// is still too large with every component dropped, Build returns that
+// smallest document together with an error wrapping ErrTooLarge.
+//
+// Build fails on an input it cannot represent faithfully: a subject without
+// kind or name, more digests than containers, or a malformed digest.
+func Build(in Input) (Result, error) {
+	if in.Subject.Kind == "" || in.Subject.Name == "" {
+		return Result{}, errors.New("document: subject kind and name are required")
+	}
+	if len(in.Digests) > len(in.Findings.Containers) {
+		return Result{}, fmt.Errorf("document: %d digests for %d containers", len(in.Digests), len(in.Findings.Containers))
+	}
+	if in.MaxBytes < 0 {
+		return Result{}, fmt.Errorf("document: negative MaxBytes %d", in.MaxBytes)
+	}
+	facts, err := collectFacts(in)
+	if err != nil {
+		return Result{}, err
+	}
+	summary := summarise(facts)
+
+	// Components in drop order: lowest tier first, and within a tier from
+	// the end of the sorted order.
+	drop := make([]int, len(facts))
+	for i := range drop {
+		drop[i] = i
+	}
+	slices.SortStableFunc(drop, func(a, b int) int {
+		if c := cmp.Compare(facts[a].tier, facts[b].tier); c != 0 {
+			return c
+		}
+		return cmp.Compare(b, a)
+	})
+
+	render := func(dropped int) ([]byte, error) {
+		gone := make(map[int]bool, dropped)
+		for _, i := range drop[:dropped] {
+			gone[i] = true
+		}
+		kept := make([]cdx.Component, 0, len(facts)-dropped)
+		for i, f := range facts {
+			if !gone[i] {
+				kept = append(kept, f.component)
+			}
+		}
+		return encode(in, summary.Confidence, kept, dropped)
+	}
+
+	doc, err := render(0)
+	if err != nil {
+		return Result{}, err
+	}
+	dropped := 0
+	if in.MaxBytes > 0 && len(doc) > in.MaxBytes && len(facts) > 0 {
+		// The size shrinks with every component dropped (a component is far
+		// longer than the digit the count may gain), so search for the
+		// fewest drops that fit; all of them if nothing fits.
+		lo, hi := 1, len(facts)
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			b, err := render(mid)
+			if err != nil {
+				return Result{}, err
+			}
+			if len(b) <= in.MaxBytes {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		dropped = lo
+		if doc, err = render(dropped); err != nil {
+			return Result{}, err
+		}
+	}
+	sum := sha256.Sum256(doc)
+	res := Result{JSON: doc, SHA256: hex.EncodeToString(sum[:]), Summary: summary, Truncated: dropped}
+	if in.MaxBytes > 0 && len(doc) > in.MaxBytes {
+		return res, fmt.Errorf("document: %d bytes, limit %d: %w", len(doc), in.MaxBytes, ErrTooLarge)
+	}
+	return res, nil
+}
+
+// collectFacts turns the findings into de-duplicated, sorted components with
+// bom-refs.
+func collectFacts(in Input) ([]fact, error) {
+	var facts []fact
+	for i, c := range in.Findings.Containers {
+		var d ContainerDigest
+		if i < len(in.Digests) {
+			d = in.Digests[i]
+		}
+		f, err := containerFact(c, d)
+		if err != nil {
+			return nil, err
+		}
+		facts = append(facts, f)
+	}
+	for _, r := range in.Findings.Runtimes {
+		facts = append(facts, newFact(tierRuntime, cdx.ComponentTypeApplication, r.Name, r.Version, r.Confidence, r.Evidence, nil))
+	}
+	for _, m := range in.Findings.Models {
+		facts = append(facts, newFact(tierModel, cdx.ComponentTypeMachineLearningModel, m.Name, m.Version, m.Confidence, m.Evidence, nil))
+	}
+	for _, d := range in.Findings.Data {
+		facts = append(facts, newFact(tierData, cdx.ComponentTypeData, d.Name, "", d.Confidence, d.Evidence,
+			[]cdx.Property{{Name: propDataKind, Value: d.Kind}}))
+	}
+
+	// De-duplicate: per identity keep the strongest confidence, then the
+	// smallest encoding.
+	slices.SortFunc(facts, func(a, b fact) int {
+		return cmp.Or(
+			strings.Compare(a.key, b.key),
+			-cmp.Compare(a.confidence.Rank(), b.confidence.Rank()),
+			strings.Compare(a.canon, b.canon),
+		)
+	})
+	facts = slices.CompactFunc(facts, func(a, b fact) bool { return a.key == b.key })
+
+	slices.SortFunc(facts, func(a, b fact) int {
+		return cmp.Or(
+			strings.Compare(string(a.component.Type), string(b.component.Type)),
+			strings.Compare(a.component.Name, b.component.Name),
+			strings.Compare(a.component.Version, b.component.Version),
+			strings.Compare(a.locator, b.locator),
+			strings.Compare(a.canon, b.canon),
+		)
+	})
+
+	// bom-refs: a short hash of the identity, lengthened on the (unlikely)
+	// event of a collision. Identities are unique after de-duplication.
+	refs := make(map[string]bool, len(facts))
+	for i := range facts {
+		sum := sha256.Sum256([]byte(facts[i].key))
+		h := hex.EncodeToString(sum[:])
+		ref := "aibom:" + string(facts[i].component.Type) + ":" + h[:16]
+		if refs[ref] {
+			ref = "aibom:" + string(facts[i].component.Type) + ":" + h
+		}
+		refs[ref] = true
+		facts[i].component.BOMRef = ref
+	}
+	return facts, nil
+}
+
+// newFact builds a component with the common properties followed by extra.
+func newFact(t tier, typ cdx.ComponentType, name, version string, conf adapter.Confidence, ev adapter.Evidence, extra []cdx.Property) fact {
+	props := []cdx.Property{
+		{Name: propConfidence, Value: string(conf)},
+		{Name: propEvidenceSource, Value: string(ev.Source)},
+		{Name: propEvidenceLocator, Value: ev.Locator},
+	}
+	props = append(props, extra...)
+	comp := cdx.Component{Type: typ, Name: name, Version: version, Properties: &props}
+	canon, _ := json.Marshal(comp) // a Component of strings always encodes
+	return fact{
+		tier:       t,
+		confidence: conf,
+		locator:    ev.Locator,
+		key:        strings.Join([]string{string(typ), name, version, string(ev.Source), ev.Locator}, "\x00"),
+		canon:      string(canon),
+		component:  comp,
+	}
+}
+
+// containerFact builds the container component of c, with its digest d.
+func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
+	repo, tag, pinned := ParseImage(c.Image)
+	if d.Digest == "" && pinned != "" {
+		d = ContainerDigest{
+			Digest:     pinned,
+			Confidence: adapter.Declared,
+			Evidence:   adapter.Evidence{Source: adapter.SourceImageReference, Locator: c.Evidence.Locator},
+		}
+	}
+	if d.Digest != "" {
+		if !IsDigest(d.Digest) {
+			return fact{}, fmt.Errorf("document: container %q: malformed digest %q", c.Name, d.Digest)
+		}
+		if d.Confidence != adapter.Declared && d.Confidence != adapter.Inferred {
+			return fact{}, fmt.Errorf("document: container %q: digest %s with confidence %q", c.Name, d.Digest, d.Confidence)
+		}
+	}
+
+	name := repo
+	if name == "" {
+		name = strings.TrimSpace(c.Image)
+	}
+	if name == "" {
+		name = c.Name
+	}
+	conf := adapter.Declared // the image reference is written in the spec
+	if strings.TrimSpace(c.Image) == "" {
+		conf = adapter.Unresolved
+	}
+
+	t := tierContainer
+	extra := []cdx.Property{{Name: propContainerName, Value: c.Name}}
+	if c.Init {
+		t = tierInitContainer
+		extra = append(extra, cdx.Property{Name: propContainerInit, Value: "true"})
+	}
+	if c.Group != "" {
+		extra = append(extra, cdx.Property{Name: propContainerGroup, Value: c.Group})
+	}
+	extra = append(extra, cdx.Property{Name: propImageReference, Value: c.Image})
+	if d.Digest == "" {
+		extra = append(extra, cdx.Property{Name: propDigestConfidence, Value: string(adapter.Unresolved)})
+	} else {
+		extra = append(extra,
+			cdx.Property{Name: propDigestConfidence, Value: string(d.Confidence)},
+			cdx.Property{Name: propDigestSource, Value: string(d.Evidence.Source)},
+			cdx.Property{Name: propDigestLocator, Value: d.Evidence.Locator},
+		)
+	}
+	f := newFact(t, cdx.ComponentTypeContainer, name, tag, conf, c.Evidence, extra)
+	// Keep different containers apart even if an adapter reused a locator.
+	f.key = strings.Join([]string{f.key, c.Name, strconv.FormatBool(c.Init), c.Group, c.Image}, "\x00")
+	if d.Digest != "" && repo != "" {
+		hexDigest := strings.TrimPrefix(d.Digest, "sha256:")
+		f.component.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: hexDigest}}
+		f.component.PackageURL = ociPURL(repo, tag, hexDigest)
+	}
+	canon, _ := json.Marshal(f.component)
+	f.canon = string(canon)
+	return f, nil
+}
+
+// ociPURL is the package URL of an OCI image:
+// pkg:oci/<name>@sha256%3A<hex>?repository_url=<repository>[&tag=<tag>].
+func ociPURL(repo, tag, hexDigest string) string {
+	name := strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
+	var b strings.Builder
+	b.WriteString("pkg:oci/")
+	b.WriteString(url.PathEscape(name))
+	b.WriteString("@sha256%3A")
+	b.WriteString(hexDigest)
+	b.WriteString("?repository_url=")
+	b.WriteString(url.QueryEscape(repo))
+	if tag != "" {
+		b.WriteString("&tag=")
+		b.WriteString(url.QueryEscape(tag))
+	}
+	return b.String()
+}
+
+// summarise condenses the sorted facts.
+func summarise(facts []fact) Summary {
+	s := Summary{Confidence: adapter.Unresolved}
+	best := -1
+	models := map[string]bool{}
+	for _, f := range facts {
+		switch f.tier {
+		case tierContainer, tierInitContainer:
+			s.Images++
+		case tierModel:
+			if f.component.Name != "" {
+				models[f.component.Name] = true
+			}
+		}
+		if f.tier != tierRuntime && f.tier != tierModel {
+			continue
+		}
+		r := f.confidence.Rank()
+		if r == 0 {
+			continue
+		}
+		if s.Confidence == adapter.Unresolved || r < s.Confidence.Rank() {
+			s.Confidence = f.confidence
+		}
+		if f.tier == tierRuntime && r > best {
+			best = r
+			s.Runtime = f.component.Name
+		}
+	}
+	for m := range models {
+		s.Models = append(s.Models, m)
+	}
+	slices.Sort(s.Models)
+	return s
+}
+
+// encode writes the document with the given components.
+func encode(in Input, confidence adapter.Confidence, components []cdx.Component, dropped int) ([]byte, error) {
+	toolName := in.Tool.Name
+	if toolName == "" {
+		toolName = ToolName
+	}
+	sub := in.Subject
+	subjectProps := []cdx.Property{
+		{Name: propWorkload + "kind", Value: sub.Kind},
+		{Name: propWorkload + "group", Value: sub.Group},
+		{Name: propWorkload + "apiVersion", Value: sub.APIVersion},
+		{Name: propWorkload + "namespace", Value: sub.Namespace},
+		{Name: propWorkload + "name", Value: sub.Name},
+		{Name: propWorkload + "uid", Value: sub.UID},
+	}
+	kind := sub.Kind
+	if sub.Group != "" {
+		kind += "." + sub.Group
+	}
+	tools := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: in.Tool.Version}}
+
+	bom := cdx.NewBOM()
+	bom.Metadata = &cdx.Metadata{
+		Tools: &cdx.ToolsChoice{Components: &tools},
+		Component: &cdx.Component{
+			BOMRef:     "aibom:workload:" + kind + "/" + sub.Namespace + "/" + sub.Name,
+			Type:       cdx.ComponentTypeApplication,
+			Name:       sub.Name,
+			Properties: &subjectProps,
+		},
+		Properties: metadataProperties(in, toolName, confidence, dropped),
+	}
+	if len(components) > 0 {
+		bom.Components = &components
+	}
+
+	// The serial number is a name-based UUID of the document without it.
+	unsigned, err := marshal(bom)
+	if err != nil {
+		return nil, err
+	}
+	bom.SerialNumber = "urn:uuid:" + uuidV5(serialNamespace, unsigned)
+	return marshal(bom)
+}
+
+// metadataProperties lists the document-level properties in their fixed
+// order.
+func metadataProperties(in Input, toolName string, confidence adapter.Confidence, dropped int) *[]cdx.Property {
+	props := []cdx.Property{
+		{Name: propConfidence, Value: string(confidence)},
+		{Name: propControllerName, Value: toolName},
+		{Name: propControllerVersion, Value: in.Tool.Version},
+	}
+	for i, o := range sortedOwned(in.Owned) {
+		props = append(props, cdx.Property{Name: propRollupOwned + strconv.Itoa(i), Value: o})
+	}
+	for i, s := range in.Findings.Scrapers {
+		p := propScrape + strconv.Itoa(i) + "."
+		props = append(props,
+			cdx.Property{Name: p + "scraperName", Value: s.Name},
+			cdx.Property{Name: p + "scraperVersion", Value: s.Version},
+			cdx.Property{Name: p + "method", Value: s.Method},
+		)
+	}
+	// Adapter properties sorted by name; the adapter's order is kept among
+	// properties of the same name.
+	extra := slices.Clone(in.Findings.Properties)
+	slices.SortStableFunc(extra, func(a, b adapter.Property) int { return strings.Compare(a.Name, b.Name) })
+	for _, p := range extra {
+		props = append(props, cdx.Property{Name: p.Name, Value: p.Value})
+	}
+	// Redactions sorted by locator, then reason, without repeats, so that the
+	// order findings were merged in does not matter.
+	red := slices.Clone(in.Findings.Redactions)
+	slices.SortFunc(red, func(a, b adapter.Redaction) int {
+		return cmp.Or(strings.Compare(a.Locator, b.Locator), strings.Compare(a.Reason, b.Reason))
+	})
+	red = slices.Compact(red)
+	for i, r := range red {
+		props = append(props, cdx.Property{Name: propRedaction + strconv.Itoa(i), Value: r.Reason + ":" + r.Locator})
+	}
+	if dropped > 0 {
+		props = append(props, cdx.Property{Name: propTruncation, Value: "components-dropped:" + strconv.Itoa(dropped)})
+	}
+	return &props
+}
+
+// sortedOwned returns the owned workloads sorted by kind, then name, without
+// repeats.
+func sortedOwned(owned []string) []string {
+	out := slices.Clone(owned)
+	slices.SortFunc(out, func(a, b string) int {
+		ak, an, _ := strings.Cut(a, "/")
+		bk, bn, _ := strings.Cut(b, "/")
+		return cmp.Or(strings.Compare(ak, bk), strings.Compare(an, bn))
+	})
+	return slices.Compact(out)
+}
+
+// marshal encodes bom as CycloneDX 1.6 JSON.
+func marshal(bom *cdx.BOM) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
+	enc.SetPretty(true).SetEscapeHTML(false)
+	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
+		return nil, fmt.Errorf("document: encode: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// serialNamespace is the UUID namespace of serial numbers: the version-5 UUID
+// of this project's URL in the RFC 4122 URL namespace.
+var serialNamespace = func() [16]byte {
+	nsURL := [16]byte{0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
+	return uuidV5Bytes(nsURL, []byte("https://github.com/aibom-dev/aibom#serialNumber"))
+}()
+
+// uuidV5 formats the RFC 4122 version-5 (SHA-1, name-based) UUID of name in
+// namespace ns.
+func uuidV5(ns [16]byte, name []byte) string {
+	u := uuidV5Bytes(ns, name)
+	h := hex.EncodeToString(u[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func uuidV5Bytes(ns [16]byte, name []byte) [16]byte {
+	h := sha1.New()
+	h.Write(ns[:])
+	h.Write(name)
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x50 // version 5
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u
+}

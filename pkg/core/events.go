@@ -1,0 +1,182 @@
+package core
+
+import (
+	"context"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+)
+
+type queue = workqueue.TypedRateLimitingInterface[Request]
+
+// EventMapper maps events on registered kinds, namespaces and AIBOMs to the
+// tracked workloads they concern. A pod's or a descendant's create, delete or
+// relevant change enqueues the root it belongs to (through the UID-checked
+// walk); a creation or deletion also re-evaluates the tracked descendants,
+// which become roots when their owner goes away.
+type EventMapper struct {
+	Registry *Registry
+	Store    Store
+	// Reader lists namespaced objects when a namespace opts in or out.
+	Reader client.Reader
+}
+
+func (m EventMapper) walker() Walker { return Walker{Registry: m.Registry, Store: m.Store} }
+
+// ForKind returns the event handler for objects of a registered kind.
+func (m EventMapper) ForKind(e Entry) handler.TypedEventHandler[client.Object, Request] {
+	return handler.TypedFuncs[client.Object, Request]{
+		CreateFunc: func(ctx context.Context, ev event.TypedCreateEvent[client.Object], q queue) {
+			m.enqueue(ctx, e, ev.Object, true, q)
+		},
+		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[client.Object], q queue) {
+			ownersChanged := !reflect.DeepEqual(ev.ObjectOld.GetOwnerReferences(), ev.ObjectNew.GetOwnerReferences())
+			if ownersChanged {
+				m.enqueue(ctx, e, ev.ObjectOld, false, q)
+			}
+			if ownersChanged || relevantChange(e, ev.ObjectOld, ev.ObjectNew) {
+				m.enqueue(ctx, e, ev.ObjectNew, ownersChanged, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[client.Object], q queue) {
+			m.enqueue(ctx, e, ev.Object, true, q)
+		},
+	}
+}
+
+// enqueue adds the object itself (when tracked), the root it belongs to,
+// and, when withDescendants, its tracked descendants.
+func (m EventMapper) enqueue(ctx context.Context, e Entry, obj client.Object, withDescendants bool, q queue) {
+	setGVK(obj, e)
+	if e.Tracked() {
+		q.Add(Request{GroupKind: e.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()})
+	}
+	if root := m.walker().Root(ctx, obj); root != nil {
+		q.Add(Request{GroupKind: root.GroupKind, Namespace: root.Namespace, Name: root.Name})
+	}
+	if !withDescendants {
+		return
+	}
+	desc, err := Closure{Registry: m.Registry, Store: m.Store}.Descendants(ctx, obj)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing descendants for an event; they are re-evaluated on their own next event")
+		return
+	}
+	for _, d := range desc.Tracked {
+		q.Add(Request{GroupKind: d.GetObjectKind().GroupVersionKind().GroupKind(), Namespace: d.GetNamespace(), Name: d.GetName()})
+	}
+}
+
+// relevantChange reports whether an update can change a document: for tracked
+// kinds anything but status, for pods the running images, for other
+// walk-only kinds nothing but ownership (handled by the caller).
+func relevantChange(e Entry, oldObj, newObj client.Object) bool {
+	switch {
+	case e.GroupKind() == PodGroupKind:
+		return !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj))
+	case e.Tracked():
+		return oldObj.GetGeneration() != newObj.GetGeneration() ||
+			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations()) ||
+			oldObj.GetUID() != newObj.GetUID()
+	default:
+		return false
+	}
+}
+
+func runningImages(obj client.Object) []any {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	var out []any
+	for _, field := range []string{"initContainerStatuses", "containerStatuses"} {
+		statuses, _, _ := unstructured.NestedSlice(u.Object, "status", field)
+		for _, s := range statuses {
+			if m, ok := s.(map[string]any); ok {
+				out = append(out, m["name"], m["image"], m["imageID"])
+			}
+		}
+	}
+	return out
+}
+
+// ForNamespaces returns the handler for namespaces: a change of the opt-in
+// label enqueues every tracked workload in the namespace and the subject of
+// every AIBOM there (so that opting out deletes them all).
+func (m EventMapper) ForNamespaces() handler.TypedEventHandler[client.Object, Request] {
+	return handler.TypedFuncs[client.Object, Request]{
+		CreateFunc: func(ctx context.Context, ev event.TypedCreateEvent[client.Object], q queue) {
+			if ev.Object.GetLabels()[OptInLabel] == "true" {
+				m.enqueueNamespace(ctx, ev.Object.GetName(), q)
+			}
+		},
+		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[client.Object], q queue) {
+			if ev.ObjectOld.GetLabels()[OptInLabel] != ev.ObjectNew.GetLabels()[OptInLabel] {
+				m.enqueueNamespace(ctx, ev.ObjectNew.GetName(), q)
+			}
+		},
+	}
+}
+
+func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q queue) {
+	for _, e := range m.Registry.TrackedEntries() {
+		list := NewList(e)
+		if err := m.Reader.List(ctx, list, client.InNamespace(ns)); err != nil {
+			log.FromContext(ctx).Error(err, "listing workloads of a namespace whose opt-in changed", "namespace", ns, "kind", e.Kind.String())
+			continue
+		}
+		for _, obj := range listObjects(list) {
+			q.Add(Request{GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName()})
+		}
+	}
+	aiboms := &v1alpha1.AIBOMList{}
+	if err := m.Reader.List(ctx, aiboms, client.InNamespace(ns)); err != nil {
+		log.FromContext(ctx).Error(err, "listing AIBOMs of a namespace whose opt-in changed", "namespace", ns)
+		return
+	}
+	for i := range aiboms.Items {
+		m.enqueueSubject(&aiboms.Items[i], q)
+	}
+}
+
+// ForAIBOMs returns the handler for AIBOM objects: an AIBOM deleted or
+// re-pointed by someone else is re-evaluated through its subject.
+func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Request] {
+	return handler.TypedFuncs[*v1alpha1.AIBOM, Request]{
+		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {
+			if ev.ObjectOld.Spec != ev.ObjectNew.Spec {
+				m.enqueueSubject(ev.ObjectNew, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {
+			m.enqueueSubject(ev.Object, q)
+		},
+	}
+}
+
+func (m EventMapper) enqueueSubject(a *v1alpha1.AIBOM, q queue) {
+	gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion)
+	if err != nil {
+		return
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}
+	if m.Registry.IsTracked(gk) {
+		q.Add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
+	}
+}
+
+// setGVK makes sure an object from an event carries its kind: the walk and
+// the closure read it from the object.
+func setGVK(obj client.Object, e Entry) {
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		obj.GetObjectKind().SetGroupVersionKind(e.GVK())
+	}
+}

@@ -1,0 +1,111 @@
+package core
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+// ControllerUIDIndex is the name of the cache index that maps an object to
+// the UID of its controller owner. The closure is a lookup in it.
+const ControllerUIDIndex = "aibom.dev/controller-uid"
+
+// ControllerUID is the index function behind ControllerUIDIndex.
+func ControllerUID(obj client.Object) []string {
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
+}
+
+// Store reads objects of registered kinds for the walk, the closure and the
+// reconciler.
+type Store interface {
+	// Get returns one object of a registered kind.
+	Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error)
+	// ControlledBy returns the objects of a kind in a namespace whose
+	// controller ownerReference carries the given UID.
+	ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error)
+}
+
+// NeedsFullObject reports whether the core reads a kind's whole object
+// (tracked kinds, to scrape them; Pods, for their status) rather than its
+// metadata alone.
+func NeedsFullObject(e Entry) bool {
+	return e.Role == adapter.RoleTracked || e.GroupKind() == PodGroupKind
+}
+
+// NewObject returns an empty object of the form the core reads a kind in:
+// unstructured for full objects, metadata-only otherwise.
+func NewObject(e Entry) client.Object {
+	if NeedsFullObject(e) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(e.GVK())
+		return u
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(e.GVK())
+	return m
+}
+
+// NewList returns an empty list of the form the core reads a kind in.
+func NewList(e Entry) client.ObjectList {
+	gvk := e.GVK()
+	gvk.Kind += "List"
+	if NeedsFullObject(e) {
+		u := &unstructured.UnstructuredList{}
+		u.SetGroupVersionKind(gvk)
+		return u
+	}
+	m := &metav1.PartialObjectMetadataList{}
+	m.SetGroupVersionKind(gvk)
+	return m
+}
+
+// ReaderStore is a Store over a controller-runtime reader (the manager's
+// cache, or a fake client in unit tests) that has ControllerUIDIndex on every
+// registered kind.
+type ReaderStore struct {
+	Reader client.Reader
+}
+
+// Get implements Store.
+func (s ReaderStore) Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error) {
+	obj := NewObject(e)
+	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// ControlledBy implements Store.
+func (s ReaderStore) ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	list := NewList(e)
+	if err := s.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{ControllerUIDIndex: string(uid)}); err != nil {
+		return nil, err
+	}
+	return listObjects(list), nil
+}
+
+func listObjects(list client.ObjectList) []client.Object {
+	switch l := list.(type) {
+	case *unstructured.UnstructuredList:
+		out := make([]client.Object, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out
+	case *metav1.PartialObjectMetadataList:
+		out := make([]client.Object, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out
+	}
+	return nil
+}
