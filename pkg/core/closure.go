@@ -58,6 +58,10 @@ type frontier struct {
 func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendants, error) {
 	var out Descendants
 	entries := c.Registry.Entries()
+	// The root's own controller chain. A tracked object on it that is also a
+	// descendant shares an ownerReference cycle with the root: the walk makes
+	// every tracked member of a cycle its own root, so none is absorbed.
+	ownChain := Walker{Registry: c.Registry, Store: c.Store}.chain(ctx, root)
 	seen := map[types.UID]bool{root.GetUID(): true}
 	missed := map[string]bool{}
 	queue := []frontier{{obj: root}}
@@ -88,6 +92,9 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 					continue
 				}
 				seen[child.GetUID()] = true
+				if e.Tracked() && ownChain[child.GetUID()] {
+					continue
+				}
 				if e.Tracked() {
 					out.Tracked = append(out.Tracked, child)
 					depth = 0

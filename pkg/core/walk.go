@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -37,9 +38,16 @@ const (
 	ReasonUIDMismatch = "uid_mismatch"
 	// ReasonDepthCap: more than MaxWalkDepth hops without a tracked owner.
 	ReasonDepthCap = "depth_cap"
+	// ReasonCycle: the controller chain leads back to the object itself (an
+	// ownerReference cycle, invalid in Kubernetes): every member of the cycle
+	// is reported as its own root.
+	ReasonCycle = "cycle"
 	// ReasonError: any other read error.
 	ReasonError = "error"
 )
+
+// maxClimb bounds the chain followed when checking for ownerReference cycles.
+const maxClimb = 64
 
 // Owner identifies an object reached by the walk.
 type Owner struct {
@@ -97,10 +105,43 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 			return WalkResult{Hops: hop, Reason: ReasonUIDMismatch, MissKind: gk.String()}
 		}
 		if entry.Tracked() {
+			if _, cycle := w.chain(ctx, owner)[obj.GetUID()]; cycle {
+				return WalkResult{Hops: hop, Reason: ReasonCycle, MissKind: gk.String()}
+			}
 			return WalkResult{Hops: hop, Owner: &Owner{GroupKind: gk, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: string(owner.GetUID())}}
 		}
 		cur = owner
 	}
+}
+
+// chain returns the UIDs of obj and of every object on its controller chain,
+// followed through registered kinds with the same UID check as the walk, up
+// to maxClimb hops or the first repeat. The walk uses it to recognise an
+// ownerReference cycle, and the closure to never absorb a member of its
+// root's own cycle. An object without a controller owner costs no read.
+func (w Walker) chain(ctx context.Context, obj client.Object) map[types.UID]bool {
+	seen := map[types.UID]bool{obj.GetUID(): true}
+	cur := obj
+	for i := 0; i < maxClimb; i++ {
+		ref := metav1.GetControllerOfNoCopy(cur)
+		if ref == nil || seen[ref.UID] {
+			if ref != nil {
+				seen[ref.UID] = true
+			}
+			return seen
+		}
+		entry, ok := w.Registry.Lookup(refGroupKind(ref))
+		if !ok {
+			return seen
+		}
+		next, err := w.Store.Get(ctx, entry, obj.GetNamespace(), ref.Name)
+		if err != nil || next.GetUID() != ref.UID {
+			return seen
+		}
+		seen[ref.UID] = true
+		cur = next
+	}
+	return seen
 }
 
 // Root returns the root that reports obj: obj itself when it has no tracked

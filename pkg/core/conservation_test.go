@@ -1,0 +1,159 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// memStore is an in-memory Store for the randomized tests: thousands of
+// forests are too many for a fake client each.
+type memStore struct {
+	byName     map[string]client.Object // "<group>/<kind>/<name>"
+	byOwnerUID map[types.UID][]client.Object
+}
+
+func newMemStore(objs []client.Object) *memStore {
+	s := &memStore{byName: map[string]client.Object{}, byOwnerUID: map[types.UID][]client.Object{}}
+	for _, o := range objs {
+		gk := o.GetObjectKind().GroupVersionKind().GroupKind()
+		s.byName[gk.Group+"/"+gk.Kind+"/"+o.GetName()] = o
+		if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
+			s.byOwnerUID[ref.UID] = append(s.byOwnerUID[ref.UID], o)
+		}
+	}
+	return s
+}
+
+func (s *memStore) Get(_ context.Context, e Entry, _, name string) (client.Object, error) {
+	if o, ok := s.byName[e.Group+"/"+e.Kind.Kind+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: e.Group, Resource: e.Resource}, name)
+}
+
+func (s *memStore) ControlledBy(_ context.Context, e Entry, _ string, uid types.UID) ([]client.Object, error) {
+	var out []client.Object
+	for _, o := range s.byOwnerUID[uid] {
+		if o.GetObjectKind().GroupVersionKind().GroupKind() == e.GroupKind() {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+var forestKinds = []schema.GroupVersionKind{
+	widgetGVK, deployGVK, stsGVK, // tracked
+	rsGVK, gearGVK, podGVK, // walk-only
+	{Group: "unknown.io", Version: "v1", Kind: "Thing"}, // no adapter declares it
+}
+
+// randomForest builds an ownership graph parent-first, then damages it the
+// ways clusters do: owners deleted with children lingering, owners re-created
+// under the same name (new UID), references with the right UID and a wrong
+// name, long chains past the depth cap, and ownerReference cycles.
+func randomForest(rng *rand.Rand) []client.Object {
+	var w world
+	n := 2 + rng.Intn(40)
+	for i := 0; i < n; i++ {
+		gvk := forestKinds[rng.Intn(len(forestKinds))]
+		var owner client.Object
+		switch r := rng.Float64(); {
+		case len(w.objs) > 0 && r < 0.45: // long chains, to reach the depth cap
+			owner = w.objs[len(w.objs)-1]
+		case len(w.objs) > 0 && r < 0.8:
+			owner = w.objs[rng.Intn(len(w.objs))]
+		}
+		w.add(gvk, fmt.Sprintf("o%d", i), owner)
+	}
+	objs := w.objs
+	for _, o := range objs {
+		ref := metav1.GetControllerOfNoCopy(o)
+		switch r := rng.Float64(); {
+		case ref != nil && r < 0.05: // stale UID: the owner was re-created
+			refs := o.GetOwnerReferences()
+			refs[0].UID = types.UID("stale-" + string(refs[0].UID))
+			o.SetOwnerReferences(refs)
+		case ref != nil && r < 0.08: // right UID, wrong name
+			refs := o.GetOwnerReferences()
+			refs[0].Name = "elsewhere"
+			o.SetOwnerReferences(refs)
+		case r < 0.11: // a cycle: point at any object, even a descendant
+			setController(o, objs[rng.Intn(len(objs))])
+		case ref != nil && r < 0.13: // a non-controller reference only
+			refs := o.GetOwnerReferences()
+			refs[0].Controller = ptr.To(false)
+			o.SetOwnerReferences(refs)
+		}
+	}
+	// Owners deleted with their children lingering.
+	var kept []client.Object
+	for _, o := range objs {
+		if rng.Float64() >= 0.08 {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
+// TestConservationOverRandomForests checks the conservation invariant: every
+// tracked workload appears in exactly one AIBOM, as its subject (a root) or in
+// exactly one root's owned list; and the walk and the closure agree.
+func TestConservationOverRandomForests(t *testing.T) {
+	reg := testRegistry(t)
+	rng := rand.New(rand.NewSource(5005))
+	ctx := context.Background()
+	for forest := 0; forest < 5000; forest++ {
+		objs := randomForest(rng)
+		store := newMemStore(objs)
+		walker := Walker{Registry: reg, Store: store}
+		closure := Closure{Registry: reg, Store: store}
+		appearances := map[types.UID]int{}
+		suppressedBy := map[types.UID]string{}
+		var tracked []client.Object
+		for _, o := range objs {
+			if !reg.IsTracked(o.GetObjectKind().GroupVersionKind().GroupKind()) {
+				continue
+			}
+			tracked = append(tracked, o)
+			res := walker.TrackedOwner(ctx, o)
+			if res.Owner != nil {
+				suppressedBy[o.GetUID()] = res.Owner.Name
+				continue
+			}
+			appearances[o.GetUID()]++ // a root: the subject of its own AIBOM
+			d, err := closure.Descendants(ctx, o)
+			require.NoError(t, err)
+			for _, child := range d.Tracked {
+				appearances[child.GetUID()]++
+			}
+		}
+		for _, o := range tracked {
+			require.Equal(t, 1, appearances[o.GetUID()],
+				"forest %d: %s %s appears in %d AIBOMs (suppressed by %q)\n%s",
+				forest, o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), appearances[o.GetUID()], suppressedBy[o.GetUID()], describe(objs))
+		}
+	}
+}
+
+func describe(objs []client.Object) string {
+	out := ""
+	for _, o := range objs {
+		ref := metav1.GetControllerOfNoCopy(o)
+		owner := "-"
+		if ref != nil {
+			owner = fmt.Sprintf("%s/%s(%s)", ref.Kind, ref.Name, ref.UID)
+		}
+		out += fmt.Sprintf("  %s/%s uid=%s owner=%s\n", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetUID(), owner)
+	}
+	return out
+}
