@@ -210,4 +210,3 @@ func TestHopsThroughCachedKindsIssueNoLiveRequest(t *testing.T) {
 func setControllerRef(obj, owner *unstructured.Unstructured) {
 	obj.SetOwnerReferences(append(obj.GetOwnerReferences(), ownerRef(owner)))
 }
-
