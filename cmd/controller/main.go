@@ -36,16 +36,17 @@ func main() {
 
 func run() error {
 	var (
-		adapters      string
-		metricsAddr   string
-		probeAddr     string
-		leaderElect   bool
-		leaderElectNS string
-		maxDocBytes   int
-		concurrency   int
-		showVersion   bool
-		listAdapters  bool
-		zapOpts       = zap.Options{Development: false}
+		adapters          string
+		metricsAddr       string
+		probeAddr         string
+		leaderElect       bool
+		leaderElectNS     string
+		maxDocBytes       int
+		concurrency       int
+		discoveryInterval time.Duration
+		showVersion       bool
+		listAdapters      bool
+		zapOpts           = zap.Options{Development: false}
 	)
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -54,6 +55,7 @@ func run() error {
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
 	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
+	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
 	zapOpts.BindFlags(flag.CommandLine)
@@ -106,12 +108,14 @@ func run() error {
 		return fmt.Errorf("manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := core.Setup(ctx, mgr, core.Options{
+	_, sup, err := core.Setup(ctx, mgr, core.Options{
 		Registry:                registry,
 		Tool:                    document.Tool{Name: document.ToolName, Version: version.Version},
 		MaxDocumentBytes:        maxDocBytes,
 		MaxConcurrentReconciles: concurrency,
-	}); err != nil {
+		DiscoveryInterval:       discoveryInterval,
+	})
+	if err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -122,6 +126,11 @@ func run() error {
 		defer cancel()
 		if !mgr.GetCache().WaitForCacheSync(ctx) {
 			return fmt.Errorf("informer caches not synced yet")
+		}
+		// Ready once every served kind's watch was started; a kind whose
+		// watch fails is reported by aibom_watch_healthy, not by readiness.
+		if !sup.FirstPassDone() {
+			return fmt.Errorf("kind discovery not done yet")
 		}
 		return nil
 	}); err != nil {

@@ -51,6 +51,16 @@ func (s *memStore) ControlledBy(_ context.Context, e Entry, _ string, uid types.
 	return out, nil
 }
 
+func (s *memStore) InNamespace(_ context.Context, e Entry, _ string) ([]client.Object, error) {
+	var out []client.Object
+	for _, o := range s.byName {
+		if o.GetObjectKind().GroupVersionKind().GroupKind() == e.GroupKind() {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
 var forestKinds = []schema.GroupVersionKind{
 	widgetGVK, deployGVK, stsGVK, // tracked
 	rsGVK, gearGVK, podGVK, // walk-only

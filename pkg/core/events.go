@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -25,29 +26,55 @@ type queue = workqueue.TypedRateLimitingInterface[Request]
 type EventMapper struct {
 	Registry *Registry
 	Store    Store
-	// Reader lists namespaced objects when a namespace opts in or out.
+	// Reader lists AIBOMs when a namespace opts in or out.
 	Reader client.Reader
 }
 
 func (m EventMapper) walker() Walker { return Walker{Registry: m.Registry, Store: m.Store} }
 
-// ForKind returns the event handler for objects of a registered kind.
-func (m EventMapper) ForKind(e Entry) handler.TypedEventHandler[client.Object, Request] {
-	return handler.TypedFuncs[client.Object, Request]{
-		CreateFunc: func(ctx context.Context, ev event.TypedCreateEvent[client.Object], q queue) {
-			m.enqueue(ctx, e, ev.Object, true, q)
-		},
-		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[client.Object], q queue) {
-			ownersChanged := !reflect.DeepEqual(ev.ObjectOld.GetOwnerReferences(), ev.ObjectNew.GetOwnerReferences())
-			if ownersChanged {
-				m.enqueue(ctx, e, ev.ObjectOld, false, q)
+// OnAdd handles the creation of an object of a registered kind.
+func (m EventMapper) OnAdd(ctx context.Context, e Entry, obj client.Object, q queue) {
+	m.enqueue(ctx, e, obj, true, q)
+}
+
+// OnUpdate handles an update of an object of a registered kind.
+func (m EventMapper) OnUpdate(ctx context.Context, e Entry, oldObj, newObj client.Object, q queue) {
+	ownersChanged := !reflect.DeepEqual(oldObj.GetOwnerReferences(), newObj.GetOwnerReferences())
+	if ownersChanged {
+		m.enqueue(ctx, e, oldObj, false, q)
+	}
+	if ownersChanged || relevantChange(e, oldObj, newObj) {
+		m.enqueue(ctx, e, newObj, ownersChanged, q)
+	}
+}
+
+// OnDelete handles the deletion of an object of a registered kind.
+func (m EventMapper) OnDelete(ctx context.Context, e Entry, obj client.Object, q queue) {
+	m.enqueue(ctx, e, obj, true, q)
+}
+
+// InformerHandler adapts the mapper to a client-go informer of one kind.
+func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q queue) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := obj.(client.Object); ok {
+				m.OnAdd(ctx, e, o, q)
 			}
-			if ownersChanged || relevantChange(e, ev.ObjectOld, ev.ObjectNew) {
-				m.enqueue(ctx, e, ev.ObjectNew, ownersChanged, q)
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(client.Object)
+			n, ok2 := newObj.(client.Object)
+			if ok1 && ok2 {
+				m.OnUpdate(ctx, e, o, n, q)
 			}
 		},
-		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[client.Object], q queue) {
-			m.enqueue(ctx, e, ev.Object, true, q)
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if o, ok := obj.(client.Object); ok {
+				m.OnDelete(ctx, e, o, q)
+			}
 		},
 	}
 }
@@ -128,12 +155,12 @@ func (m EventMapper) ForNamespaces() handler.TypedEventHandler[client.Object, Re
 
 func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q queue) {
 	for _, e := range m.Registry.TrackedEntries() {
-		list := NewList(e)
-		if err := m.Reader.List(ctx, list, client.InNamespace(ns)); err != nil {
-			log.FromContext(ctx).Error(err, "listing workloads of a namespace whose opt-in changed", "namespace", ns, "kind", e.Kind.String())
+		objs, err := m.Store.InNamespace(ctx, e, ns)
+		if err != nil {
+			log.FromContext(ctx).V(1).Info("cannot list a kind of a namespace whose opt-in changed", "namespace", ns, "kind", e.Kind.String(), "error", err.Error())
 			continue
 		}
-		for _, obj := range listObjects(list) {
+		for _, obj := range objs {
 			q.Add(Request{GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName()})
 		}
 	}

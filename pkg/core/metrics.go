@@ -14,7 +14,10 @@ const (
 	OutcomeNotOptedIn   = "not_opted_in"
 	OutcomeDeleted      = "deleted"
 	OutcomeScrapeFailed = "scrape_failed"
-	OutcomeError        = "error"
+	// OutcomeKindUnavailable: the workload's kind is not served or its cache
+	// has not synced; its AIBOM, if any, is kept.
+	OutcomeKindUnavailable = "kind_unavailable"
+	OutcomeError           = "error"
 )
 
 var (
@@ -25,10 +28,28 @@ var (
 
 	rollupUnresolved = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "aibom_rollup_unresolved_total",
-		Help: "Upward walks that could not pass an owner (forbidden, not_found, no_match, uid_mismatch, depth_cap, untracked_kind, error), by the owner's kind and reason; the workload is reported as a root.",
+		Help: "Upward walks that could not pass an owner (forbidden, not_found, no_match, uid_mismatch, depth_cap, untracked_kind, cycle, error), by the owner's kind and reason; the workload is reported as a root.",
 	}, []string{"kind", "reason"})
+
+	watchHealthy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "aibom_watch_healthy",
+		Help: "1 while a registered kind is served and its watch is healthy, 0 otherwise.",
+	}, []string{"kind"})
+
+	watchErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "aibom_watch_errors_total",
+		Help: "List and watch errors of a registered kind's informer, and failed probes.",
+	}, []string{"kind"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved)
+	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved, watchHealthy, watchErrors)
+}
+
+func setHealth(e Entry, healthy bool) {
+	v := 0.0
+	if healthy {
+		v = 1
+	}
+	watchHealthy.WithLabelValues(e.Kind.String()).Set(v)
 }

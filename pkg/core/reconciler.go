@@ -113,6 +113,11 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	if apierrors.IsNotFound(err) {
 		return OutcomeDeleted, r.deleteAIBOM(ctx, aibomKey, "workload deleted")
 	}
+	if errors.Is(err, ErrKindNotReady) {
+		// Its informer enqueues every object once it syncs; meanwhile the
+		// AIBOM, if any, is kept.
+		return OutcomeKindUnavailable, nil
+	}
 	if err != nil {
 		return OutcomeError, fmt.Errorf("get %s: %w", req, err)
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -33,6 +34,7 @@ func (e Entry) Tracked() bool { return e.Role == adapter.RoleTracked }
 // Registry merges the kinds of the enabled adapters into one table.
 type Registry struct {
 	adapters []adapter.Adapter
+	mu       sync.RWMutex // guards the entries' served versions
 	kinds    map[schema.GroupKind]*Entry
 }
 
@@ -73,6 +75,8 @@ func (r *Registry) add(a adapter.Adapter) error {
 
 // Lookup returns the entry of a kind, if registered.
 func (r *Registry) Lookup(gk schema.GroupKind) (Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
 	if !ok {
 		return Entry{}, false
@@ -92,6 +96,8 @@ func (r *Registry) IsTracked(gk schema.GroupKind) bool {
 // by version negotiation. It is an error to pick a version the adapter did not
 // declare.
 func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	e, ok := r.kinds[gk]
 	if !ok {
 		return fmt.Errorf("registry: kind %s is not registered", gk)
@@ -107,10 +113,12 @@ func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
 
 // Entries returns every registered kind, sorted by group then kind.
 func (r *Registry) Entries() []Entry {
+	r.mu.RLock()
 	out := make([]Entry, 0, len(r.kinds))
 	for _, e := range r.kinds {
 		out = append(out, *e)
 	}
+	r.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Group != out[j].Group {
 			return out[i].Group < out[j].Group
@@ -133,3 +141,8 @@ func (r *Registry) TrackedEntries() []Entry {
 
 // Adapters returns the enabled adapters in the order given.
 func (r *Registry) Adapters() []adapter.Adapter { return append([]adapter.Adapter(nil), r.adapters...) }
+
+// GroupVersionResourceServed is the resource in the version the core reads.
+func (e Entry) GroupVersionResourceServed() schema.GroupVersionResource {
+	return e.GVK().GroupVersion().WithResource(e.Resource)
+}

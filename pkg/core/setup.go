@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,12 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
+	// DiscoveryInterval is how often the supervisor re-discovers which kinds
+	// are served and probes their watches (default 30s).
+	DiscoveryInterval time.Duration
+	// SupervisorConfig, when set, is the REST config of the kinds' caches,
+	// discovery and probes (default: the manager's).
+	SupervisorConfig *rest.Config
 }
 
 // CacheOptions are the informer-cache settings the core relies on: managed
@@ -46,29 +53,36 @@ func CacheOptions() cache.Options {
 	}
 }
 
-// Setup registers the controller-UID index on every registered kind, the
-// watches, and the reconciler with the manager. The manager must have been
-// built with CacheOptions.
-func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler, error) {
+// Setup wires the core into a manager: the supervisor that watches every
+// registered kind through its own cache, the reconciler, and the watches on
+// namespaces and AIBOMs. The manager must have been built with CacheOptions.
+func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler, *Supervisor, error) {
 	if opts.Registry == nil {
-		return nil, fmt.Errorf("core setup: no registry")
+		return nil, nil, fmt.Errorf("core setup: no registry")
 	}
 	if opts.MaxConcurrentReconciles <= 0 {
 		opts.MaxConcurrentReconciles = 4
 	}
-	c := mgr.GetCache()
-	for _, e := range opts.Registry.Entries() {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, NewObject(e), ControllerUIDIndex, ControllerUID); err != nil {
-			return nil, fmt.Errorf("core setup: index %s: %w", e.Kind.String(), err)
-		}
+	config := opts.SupervisorConfig
+	if config == nil {
+		config = mgr.GetConfig()
 	}
-	store := ReaderStore{Reader: c}
+	logger := mgr.GetLogger().WithName(ControllerName)
+	sup := &Supervisor{
+		Registry: opts.Registry,
+		Config:   config,
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorder(ControllerName + "-controller"),
+		Interval: opts.DiscoveryInterval,
+		Log:      logger.WithName("supervisor"),
+	}
+	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache()}
 	r := &Reconciler{
 		Registry:         opts.Registry,
-		Store:            store,
-		Reader:           c,
+		Store:            sup,
+		Reader:           mgr.GetCache(),
 		Writer:           mgr.GetClient(),
-		Recorder:         mgr.GetEventRecorder(ControllerName + "-controller"),
+		Recorder:         sup.Recorder,
 		Tool:             opts.Tool,
 		MaxDocumentBytes: opts.MaxDocumentBytes,
 		Now:              time.Now,
@@ -78,29 +92,28 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		SkipNameValidation:      ptr.To(opts.SkipNameValidation),
 		LogConstructor: func(req *Request) logr.Logger {
-			l := mgr.GetLogger().WithName(ControllerName)
 			if req != nil {
-				l = l.WithValues("workload", req.String())
+				return logger.WithValues("workload", req.String())
 			}
-			return l
+			return logger
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("core setup: controller: %w", err)
+		return nil, nil, fmt.Errorf("core setup: controller: %w", err)
 	}
-	mapper := EventMapper{Registry: opts.Registry, Store: store, Reader: c}
-	for _, e := range opts.Registry.Entries() {
-		if err := ctrl.Watch(source.TypedKind[client.Object, Request](c, NewObject(e), mapper.ForKind(e))); err != nil {
-			return nil, fmt.Errorf("core setup: watch %s: %w", e.Kind.String(), err)
-		}
+	if err := ctrl.Watch(sup.Source()); err != nil {
+		return nil, nil, fmt.Errorf("core setup: supervisor source: %w", err)
 	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	if err := ctrl.Watch(source.TypedKind[client.Object, Request](c, client.Object(ns), mapper.ForNamespaces())); err != nil {
-		return nil, fmt.Errorf("core setup: watch namespaces: %w", err)
+	if err := ctrl.Watch(source.TypedKind[client.Object, Request](mgr.GetCache(), client.Object(ns), sup.Mapper.ForNamespaces())); err != nil {
+		return nil, nil, fmt.Errorf("core setup: watch namespaces: %w", err)
 	}
-	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](c, &v1alpha1.AIBOM{}, mapper.ForAIBOMs())); err != nil {
-		return nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
+	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, sup.Mapper.ForAIBOMs())); err != nil {
+		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}
-	return r, nil
+	if err := mgr.Add(sup); err != nil {
+		return nil, nil, fmt.Errorf("core setup: supervisor: %w", err)
+	}
+	return r, sup, nil
 }

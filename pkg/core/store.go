@@ -31,6 +31,8 @@ type Store interface {
 	// ControlledBy returns the objects of a kind in a namespace whose
 	// controller ownerReference carries the given UID.
 	ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error)
+	// InNamespace returns every object of a kind in a namespace.
+	InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error)
 }
 
 // NeedsFullObject reports whether the core reads a kind's whole object
@@ -108,4 +110,13 @@ func listObjects(list client.ObjectList) []client.Object {
 		return out
 	}
 	return nil
+}
+
+// InNamespace implements Store.
+func (s ReaderStore) InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error) {
+	list := NewList(e)
+	if err := s.Reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	return listObjects(list), nil
 }

@@ -186,7 +186,7 @@ func classifyReadError(err error) string {
 		return ReasonNotFound
 	case apierrors.IsForbidden(err):
 		return ReasonForbidden
-	case meta.IsNoMatchError(err), errors.As(err, &notCached):
+	case meta.IsNoMatchError(err), errors.As(err, &notCached), errors.Is(err, ErrKindNotReady):
 		// A kind the cache does not hold is, to the walk, a kind it cannot
 		// read: treated like an absent CRD.
 		return ReasonNoMatch

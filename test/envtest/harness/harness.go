@@ -67,10 +67,11 @@ func (e *Env) Stop() error { return e.Env.Stop() }
 
 // Controller is a running manager with the core set up.
 type Controller struct {
-	Requests *RequestCounter
-	Manager  ctrl.Manager
-	cancel   context.CancelFunc
-	done     chan error
+	Requests   *RequestCounter
+	Manager    ctrl.Manager
+	Supervisor *core.Supervisor
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 // ControllerTool is the tool name and version the harness's controller
@@ -80,12 +81,33 @@ var ControllerTool = document.Tool{Name: document.ToolName, Version: "test"}
 // StartController starts a manager with the given adapters against env. Its
 // requests are counted.
 func (e *Env) StartController(adapters ...adapter.Adapter) (*Controller, error) {
+	return e.StartControllerWith(ControllerOptions{}, adapters...)
+}
+
+// ControllerOptions tune a test controller.
+type ControllerOptions struct {
+	// DiscoveryInterval of the supervisor; default one hour, so that no
+	// background discovery or probe lands in a test's request count.
+	DiscoveryInterval time.Duration
+	// Config overrides the REST config (e.g. a restricted user).
+	Config *rest.Config
+}
+
+// StartControllerWith starts a controller with options.
+func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Adapter) (*Controller, error) {
+	if opts.DiscoveryInterval == 0 {
+		opts.DiscoveryInterval = time.Hour
+	}
+	base := e.Config
+	if opts.Config != nil {
+		base = opts.Config
+	}
 	reg, err := core.NewRegistry(adapters...)
 	if err != nil {
 		return nil, err
 	}
 	counter := &RequestCounter{}
-	cfg := rest.CopyConfig(e.Config)
+	cfg := rest.CopyConfig(base)
 	cfg.WrapTransport = counter.Wrap
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
@@ -97,17 +119,27 @@ func (e *Env) StartController(adapters ...adapter.Adapter) (*Controller, error) 
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024, SkipNameValidation: true}); err != nil {
+	_, sup, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
+		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval})
+	if err != nil {
 		cancel()
 		return nil, err
 	}
-	c := &Controller{Requests: counter, Manager: mgr, cancel: cancel, done: make(chan error, 1)}
+	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, cancel: cancel, done: make(chan error, 1)}
 	go func() { c.done <- mgr.Start(ctx) }()
 	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer syncCancel()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
 		c.Stop()
 		return nil, fmt.Errorf("controller caches did not sync")
+	}
+	for !sup.FirstPassDone() {
+		select {
+		case <-syncCtx.Done():
+			c.Stop()
+			return nil, fmt.Errorf("supervisor's first discovery did not finish")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	return c, nil
 }

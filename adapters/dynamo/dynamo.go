@@ -1,0 +1,552 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
+)
+
+// Name is the adapter's name, as used by the --adapters flag.
+const Name = "dynamo"
+
+// Group is the Dynamo operator's API group.
+const Group = "nvidia.com"
+
+// The kinds and versions the adapter reads.
+const (
+	KindGraph     = "DynamoGraphDeployment"
+	KindComponent = "DynamoComponentDeployment"
+	V1alpha1      = "v1alpha1"
+	V1beta1       = "v1beta1"
+)
+
+// Scraper identity recorded in adapter.Findings.Scrapers, before
+// podtemplate.Scraper().
+const (
+	ScraperName    = "dynamo"
+	ScraperVersion = "0.1.0"
+	ScraperMethod  = "crd-spec"
+)
+
+// Properties recorded by Scrape. Component properties are
+// PropertyComponentPrefix + "<i>." + one of the suffixes.
+const (
+	PropertyBackendFramework = "dynamo.backendFramework"
+	PropertyComponentPrefix  = "dynamo.component."
+)
+
+// MainContainer is the name the operator gives the main container in pods,
+// and the name of the main container in a v1beta1 podTemplate.
+const MainContainer = "main"
+
+var kinds = []adapter.Kind{
+	{Group: Group, Kind: KindGraph, Resource: "dynamographdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked},
+	{Group: Group, Kind: KindComponent, Resource: "dynamocomponentdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked},
+}
+
+// Scraper returns the entry Scrape puts first in adapter.Findings.Scrapers.
+func Scraper() adapter.Scraper {
+	return adapter.Scraper{Name: ScraperName, Version: ScraperVersion, Method: ScraperMethod}
+}
+
+type dynamoAdapter struct{}
+
+// New returns the Dynamo adapter.
+func New() adapter.Adapter { return dynamoAdapter{} }
+
+func (dynamoAdapter) Name() string { return Name }
+
+func (dynamoAdapter) Kinds() []adapter.Kind {
+	out := make([]adapter.Kind, len(kinds))
+	for i, k := range kinds {
+		k.Versions = slices.Clone(k.Versions)
+		out[i] = k
+	}
+	return out
+}
+
+func (dynamoAdapter) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+	if obj == nil || obj.Object == nil {
+		return adapter.Findings{}, fmt.Errorf("dynamo: no object")
+	}
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != Group || (gvk.Kind != KindGraph && gvk.Kind != KindComponent) ||
+		(gvk.Version != V1alpha1 && gvk.Version != V1beta1) {
+		return adapter.Findings{}, fmt.Errorf("dynamo: %s is not a tracked kind of this adapter", gvk)
+	}
+	f, err := scrape(ctx, obj, gvk)
+	if err != nil {
+		return adapter.Findings{}, fmt.Errorf("dynamo: %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	return f, nil
+}
+
+// component is one Dynamo component: a v1alpha1 service or DCD, or a
+// v1beta1 component or DCD.
+type component struct {
+	name string
+	path string // locator of the component spec: "spec.services.X", "spec.components[0]", "spec"
+	spec map[string]any
+}
+
+// scraper holds what the components of one object share.
+type scraper struct {
+	v1beta1  bool
+	env      map[string]string // graph-level literal env
+	declared bool              // spec.backendFramework names a runtime
+}
+
+func scrape(ctx context.Context, obj *unstructured.Unstructured, gvk schema.GroupVersionKind) (adapter.Findings, error) {
+	spec, err := objectAt(obj.Object, "spec", "")
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	s := &scraper{v1beta1: gvk.Version == V1beta1}
+	f := adapter.Findings{Scrapers: []adapter.Scraper{Scraper(), podtemplate.Scraper()}}
+
+	models, reds := podtemplate.ModelsFromAnnotations(obj.GetAnnotations(), "metadata.annotations", adapter.SourceWorkloadAnnotation)
+	f.Models = append(f.Models, models...)
+	f.Redactions = append(f.Redactions, reds...)
+
+	bf, ok, err := stringAt(spec, "backendFramework", "spec")
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	if ok && bf != "" {
+		f.Properties = append(f.Properties, adapter.Property{Name: PropertyBackendFramework, Value: bf})
+		if name, known := RuntimeName(bf); known {
+			s.declared = true
+			f.Runtimes = append(f.Runtimes, adapter.Runtime{
+				Name: name, Confidence: adapter.Declared,
+				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.backendFramework"},
+			})
+		}
+	}
+
+	var comps []component
+	switch {
+	case gvk.Kind == KindGraph && !s.v1beta1:
+		comps, err = services(spec)
+		if err == nil {
+			err = s.graphEnv(spec, "envs", &f)
+		}
+	case gvk.Kind == KindGraph:
+		comps, err = components(spec)
+		if err == nil {
+			err = s.graphEnv(spec, "env", &f)
+		}
+	default:
+		key := "serviceName"
+		if s.v1beta1 {
+			key = "name"
+		}
+		var name string
+		name, _, err = stringAt(spec, key, "spec")
+		if name == "" {
+			name = obj.GetName()
+		}
+		comps = []component{{name: name, path: "spec", spec: spec}}
+	}
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+
+	for i, c := range comps {
+		if err := ctx.Err(); err != nil {
+			return adapter.Findings{}, err
+		}
+		var cf adapter.Findings
+		if s.v1beta1 {
+			cf, err = s.v1beta1Component(i, c)
+		} else {
+			cf, err = s.v1alpha1Component(i, c)
+		}
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		f.Merge(cf)
+	}
+	return f, nil
+}
+
+// services lists the components of a v1alpha1 graph, in sorted key order.
+func services(spec map[string]any) ([]component, error) {
+	m, err := objectAt(spec, "services", "spec")
+	if err != nil || m == nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]component, 0, len(keys))
+	for _, k := range keys {
+		path := keyAt("spec.services", k)
+		v := m[k]
+		svc, ok := v.(map[string]any)
+		if !ok && v != nil {
+			return nil, fmt.Errorf("%s: expected object, got %s", path, describe(v))
+		}
+		out = append(out, component{name: k, path: path, spec: svc})
+	}
+	return out, nil
+}
+
+// components lists the components of a v1beta1 graph, in list order.
+func components(spec map[string]any) ([]component, error) {
+	list, err := listAt(spec, "components", "spec")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]component, 0, len(list))
+	for i, v := range list {
+		path := fmt.Sprintf("spec.components[%d]", i)
+		c, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected object, got %s", path, describe(v))
+		}
+		name, _, err := stringAt(c, "name", path)
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			return nil, fmt.Errorf("%s.name: missing", path)
+		}
+		out = append(out, component{name: name, path: path, spec: c})
+	}
+	return out, nil
+}
+
+// graphEnv reads the env applied to every component (v1alpha1 spec.envs,
+// v1beta1 spec.env): its model facts once, and its literal values for
+// "$(VAR)" expansion in the components.
+func (s *scraper) graphEnv(spec map[string]any, key string, f *adapter.Findings) error {
+	list, err := listAt(spec, key, "spec")
+	if err != nil {
+		return err
+	}
+	env, ef, err := readEnv(list, "spec."+key)
+	if err != nil {
+		return err
+	}
+	s.env = env
+	f.Merge(ef)
+	return nil
+}
+
+// common reads the fields both shapes share: name, type, replicas,
+// multinode.nodeCount, and modelRef. typeKey is "componentType" (v1alpha1)
+// or "type" (v1beta1).
+func (s *scraper) common(i int, c component, typeKey string, f *adapter.Findings) (ctype string, ref *adapter.Model, err error) {
+	prefix := PropertyComponentPrefix + strconv.Itoa(i) + "."
+	f.Properties = append(f.Properties, adapter.Property{Name: prefix + "name", Value: c.name})
+	ctype, _, err = stringAt(c.spec, typeKey, c.path)
+	if err != nil {
+		return "", nil, err
+	}
+	if ctype != "" {
+		f.Properties = append(f.Properties, adapter.Property{Name: prefix + "type", Value: ctype})
+	}
+	if !s.v1beta1 {
+		sub, _, err := stringAt(c.spec, "subComponentType", c.path)
+		if err != nil {
+			return "", nil, err
+		}
+		if sub != "" {
+			f.Properties = append(f.Properties, adapter.Property{Name: prefix + "subComponentType", Value: sub})
+		}
+	}
+	replicas, ok, err := intAt(c.spec, "replicas", c.path)
+	if err != nil {
+		return "", nil, err
+	}
+	if ok {
+		f.Properties = append(f.Properties, adapter.Property{Name: prefix + "replicas", Value: strconv.FormatInt(replicas, 10)})
+	}
+	mn, err := objectAt(c.spec, "multinode", c.path)
+	if err != nil {
+		return "", nil, err
+	}
+	nodes, ok, err := intAt(mn, "nodeCount", at(c.path, "multinode"))
+	if err != nil {
+		return "", nil, err
+	}
+	if ok {
+		f.Properties = append(f.Properties, adapter.Property{Name: prefix + "nodeCount", Value: strconv.FormatInt(nodes, 10)})
+	}
+
+	refPath := at(c.path, "modelRef")
+	mr, err := objectAt(c.spec, "modelRef", c.path)
+	if err != nil {
+		return "", nil, err
+	}
+	name, _, err := stringAt(mr, "name", refPath)
+	if err != nil {
+		return "", nil, err
+	}
+	rev, _, err := stringAt(mr, "revision", refPath)
+	if err != nil {
+		return "", nil, err
+	}
+	if name = strings.TrimSpace(name); name != "" {
+		loc := refPath + ".name"
+		ref = &adapter.Model{
+			Name: redact(name, loc, f), Version: strings.TrimSpace(rev), Confidence: adapter.Declared,
+			Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: loc},
+		}
+	}
+	return ctype, ref, nil
+}
+
+// finish puts a component's findings in order: the modelRef model first,
+// the claims naming the same model dropped, the detected runtime first.
+func finish(f *adapter.Findings, ref *adapter.Model, detected *adapter.Runtime) {
+	if ref != nil {
+		models := []adapter.Model{*ref}
+		for _, m := range f.Models {
+			if m.Name != ref.Name {
+				models = append(models, m)
+			}
+		}
+		f.Models = models
+	}
+	if detected != nil {
+		f.Runtimes = append([]adapter.Runtime{*detected}, f.Runtimes...)
+	}
+}
+
+// detect runs DetectBackend for a worker component when the object declares
+// no backend framework.
+func (s *scraper) detect(ctype string, command, args []string, containerPath string) *adapter.Runtime {
+	if s.declared || !workerTypes[ctype] {
+		return nil
+	}
+	if r, ok := DetectBackend(command, args, containerPath); ok {
+		return &r
+	}
+	return nil
+}
+
+// markMain names the main container and adds its pod name.
+func markMain(f *adapter.Findings, imageLocator string) {
+	for i := range f.Containers {
+		c := &f.Containers[i]
+		if c.Init || c.Evidence.Locator != imageLocator {
+			continue
+		}
+		if c.Name == "" {
+			c.Name = MainContainer
+		}
+		c.PodNames = []string{MainContainer}
+	}
+}
+
+// mainArgs reads a main container's command, args and literal env, and the
+// models its args give once inherited env is applied.
+func (s *scraper) mainArgs(mc map[string]any, cpath string, inherited map[string]string, have []adapter.Model) (command, args []string, extra adapter.Findings, err error) {
+	if command, err = stringsAt(mc, "command", cpath); err != nil {
+		return nil, nil, extra, err
+	}
+	if args, err = stringsAt(mc, "args", cpath); err != nil {
+		return nil, nil, extra, err
+	}
+	if len(inherited) == 0 {
+		return command, args, extra, nil
+	}
+	list, err := listAt(mc, "env", cpath)
+	if err != nil {
+		return nil, nil, extra, err
+	}
+	own, _, err := readEnv(list, at(cpath, "env"))
+	if err != nil {
+		return nil, nil, extra, err
+	}
+	extra.Models, extra.Redactions = expandedArgModels(command, args, mergeEnv(inherited, own), cpath, have)
+	return command, args, extra, nil
+}
+
+// v1alpha1Component reads a v1alpha1 service (or DCD spec).
+func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error) {
+	var f adapter.Findings
+	ctype, ref, err := s.common(i, c, "componentType", &f)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+
+	// Pod template annotations.
+	meta, err := objectAt(c.spec, "extraPodMetadata", c.path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	metaPath := at(c.path, "extraPodMetadata")
+	ann, err := objectAt(meta, "annotations", metaPath)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	annPath := at(metaPath, "annotations")
+	modelAnn := map[string]string{}
+	for k, v := range ann {
+		if !strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) || v == nil {
+			continue
+		}
+		sv, ok := v.(string)
+		if !ok {
+			return adapter.Findings{}, fmt.Errorf("%s[%s]: expected string, got %s", annPath, k, describe(v))
+		}
+		modelAnn[k] = sv
+	}
+	models, reds := podtemplate.ModelsFromAnnotations(modelAnn, annPath, adapter.SourcePodTemplateAnnotation)
+	f.Models = append(f.Models, models...)
+	f.Redactions = append(f.Redactions, reds...)
+
+	// Service env.
+	envList, err := listAt(c.spec, "envs", c.path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	svcEnv, envF, err := readEnv(envList, at(c.path, "envs"))
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+
+	// Containers: init containers, the main container, sidecars.
+	eps, err := objectAt(c.spec, "extraPodSpec", c.path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	epPath := at(c.path, "extraPodSpec")
+	volumes, err := listAt(eps, "volumes", epPath)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	opts := podtemplate.Options{Group: c.name}
+	part := func(field string) (adapter.Findings, error) {
+		if eps == nil || eps[field] == nil {
+			return adapter.Findings{}, nil
+		}
+		pf, err := podtemplate.ScrapePodSpec(map[string]any{field: eps[field], "volumes": eps["volumes"]}, epPath, opts)
+		pf.Scrapers = nil
+		return pf, err
+	}
+	inits, err := part("initContainers")
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	f.Merge(inits)
+
+	mc, err := objectAt(eps, "mainContainer", epPath)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	var detected *adapter.Runtime
+	if mc != nil {
+		cpath := at(epPath, "mainContainer")
+		mf, err := podtemplate.ScrapeContainer(mc, cpath, podtemplate.ContainerOptions{
+			Group: c.name, Volumes: volumes, VolumesPath: at(epPath, "volumes"),
+		})
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		markMain(&mf, at(cpath, "image"))
+		command, args, extra, err := s.mainArgs(mc, cpath, mergeEnv(s.env, svcEnv), mf.Models)
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		f.Merge(mf)
+		f.Merge(extra)
+		detected = s.detect(ctype, command, args, cpath)
+	}
+
+	sidecars, err := part("containers")
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	f.Merge(sidecars)
+	f.Merge(envF)
+
+	// Dynamo volume mounts: entries of spec.pvcs mounted at mountPoint.
+	mounts, err := listAt(c.spec, "volumeMounts", c.path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	for j, raw := range mounts {
+		mpath := fmt.Sprintf("%s.volumeMounts[%d]", c.path, j)
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return adapter.Findings{}, fmt.Errorf("%s: expected object, got %s", mpath, describe(raw))
+		}
+		name, _, err := stringAt(m, "name", mpath)
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		point, _, err := stringAt(m, "mountPoint", mpath)
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		if name == "" || !podtemplate.IsModelPath(point) {
+			continue
+		}
+		shown, _ := podtemplate.Redact(point) // a locator must not carry a secret
+		loc := fmt.Sprintf("%s(%s)", mpath, shown)
+		f.Data = append(f.Data, adapter.Data{
+			Name: redact(name, loc, &f), Kind: "pvc", Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourceVolumeSource, Locator: loc},
+		})
+	}
+
+	finish(&f, ref, detected)
+	return f, nil
+}
+
+// v1beta1Component reads a v1beta1 component (or DCD spec).
+func (s *scraper) v1beta1Component(i int, c component) (adapter.Findings, error) {
+	var f adapter.Findings
+	ctype, ref, err := s.common(i, c, "type", &f)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	tmpl, err := objectAt(c.spec, "podTemplate", c.path)
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	tpath := at(c.path, "podTemplate")
+	tf, err := podtemplate.ScrapeTemplate(tmpl, tpath, podtemplate.Options{Group: c.name})
+	if err != nil {
+		return adapter.Findings{}, err
+	}
+	tf.Scrapers = nil
+
+	// The main container is the container named "main". ScrapeTemplate has
+	// checked the types of the list and of the names.
+	var detected *adapter.Runtime
+	podSpec, _ := tmpl["spec"].(map[string]any)
+	list, _ := podSpec["containers"].([]any)
+	for j, raw := range list {
+		mc, _ := raw.(map[string]any)
+		if name, _ := mc["name"].(string); name != MainContainer {
+			continue
+		}
+		cpath := fmt.Sprintf("%s.spec.containers[%d]", tpath, j)
+		markMain(&tf, at(cpath, "image"))
+		command, args, extra, err := s.mainArgs(mc, cpath, s.env, tf.Models)
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		tf.Merge(extra)
+		detected = s.detect(ctype, command, args, cpath)
+		break
+	}
+	f.Merge(tf)
+	finish(&f, ref, detected)
+	return f, nil
+}

@@ -1,0 +1,429 @@
+// Package lws is the adapter for the kubernetes-sigs/lws kinds:
+// LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) and DisaggregatedSet
+// (disaggregatedset.x-k8s.io/v1), both tracked. A DisaggregatedSet controls
+// the LeaderWorkerSets it creates, so its document absorbs them.
+//
+// # LeaderWorkerSet
+//
+// Scrape reads spec.leaderWorkerTemplate.leaderTemplate (optional) and
+// spec.leaderWorkerTemplate.workerTemplate with the podtemplate scraper. When
+// a leader template is present its containers get the group "leader" and the
+// worker template's the group "worker". When it is absent the leader pods run
+// the worker template: the worker template is scraped once, with the group
+// "worker" (its containers are not counted twice), and the property
+// lws.leaderTemplate says "worker-template". The names of
+// spec.leaderWorkerTemplate.volumeClaimTemplates are passed to the pod
+// template scraper, so a claim mounted at a model path is reported as a pvc.
+//
+// Properties, each only when set: lws.replicas (groups), lws.size (pods per
+// group, leader included), lws.startupPolicy, lws.restartPolicy, and
+// lws.leaderTemplate ("leader-template" or "worker-template") whenever
+// spec.leaderWorkerTemplate is present.
+//
+// # DisaggregatedSet
+//
+// Scrape reads every spec.roles[i] into one set of findings. A role carries
+// an LWS template: in the v1 shape under spec.roles[i].spec
+// (LeaderWorkerSetTemplateSpec: metadata + spec), in the earlier alpha shape
+// inlined in the role (spec.roles[i].replicas,
+// spec.roles[i].leaderWorkerTemplate). Both are read; locators follow the
+// shape found. Containers of a role that has only a worker template get the
+// role name as group; a role with a leader template gives "<role>/leader" and
+// "<role>/worker". Model annotations in spec.roles[i].metadata.annotations
+// (propagated by the controller to the role's LeaderWorkerSet) are declared
+// models, like workload annotations.
+//
+// Properties: disaggregatedset.slices when set, and per role i
+// disaggregatedset.role.<i>.name, then, when set, .replicas, .size,
+// .startupPolicy, .restartPolicy, .leaderTemplate and .scaling (the
+// scaling mode).
+//
+// # Malformed input
+//
+// An absent or null object on the path to a template is skipped; a field on
+// that path of the wrong type is an error naming its locator, as is a role
+// that is not an object or has no name. Scalars recorded as properties that
+// have the wrong type are skipped. String values recorded as properties go
+// through podtemplate.Redact.
+package lws
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
+)
+
+// Name is the adapter's name, as used by the --adapters flag.
+const Name = "lws"
+
+// API groups of the kinds this adapter knows.
+const (
+	GroupLeaderWorkerSet  = "leaderworkerset.x-k8s.io"
+	GroupDisaggregatedSet = "disaggregatedset.x-k8s.io"
+)
+
+// Scraper identity recorded in adapter.Findings.Scrapers, before the
+// podtemplate scraper's.
+const (
+	ScraperName    = "lws"
+	ScraperVersion = "0.1.0"
+	ScraperMethod  = "crd-spec"
+)
+
+// Scraper returns the entry Scrape puts first in adapter.Findings.Scrapers.
+func Scraper() adapter.Scraper {
+	return adapter.Scraper{Name: ScraperName, Version: ScraperVersion, Method: ScraperMethod}
+}
+
+// Properties recorded for a LeaderWorkerSet.
+const (
+	// PropertyReplicas holds spec.replicas: the number of groups.
+	PropertyReplicas = "lws.replicas"
+	// PropertySize holds spec.leaderWorkerTemplate.size: pods per group,
+	// leader included.
+	PropertySize = "lws.size"
+	// PropertyStartupPolicy holds spec.startupPolicy.
+	PropertyStartupPolicy = "lws.startupPolicy"
+	// PropertyRestartPolicy holds spec.leaderWorkerTemplate.restartPolicy.
+	PropertyRestartPolicy = "lws.restartPolicy"
+	// PropertyLeaderTemplate says which template the leader pods run:
+	// LeaderTemplateOwn or LeaderTemplateWorker.
+	PropertyLeaderTemplate = "lws.leaderTemplate"
+)
+
+// Values of PropertyLeaderTemplate.
+const (
+	// LeaderTemplateOwn: spec.leaderWorkerTemplate.leaderTemplate is set.
+	LeaderTemplateOwn = "leader-template"
+	// LeaderTemplateWorker: no leader template; leaders run the worker
+	// template.
+	LeaderTemplateWorker = "worker-template"
+)
+
+// Properties recorded for a DisaggregatedSet.
+const (
+	// PropertySlices holds spec.slices.
+	PropertySlices = "disaggregatedset.slices"
+	// PropertyRolePrefix starts every per-role property:
+	// "disaggregatedset.role.<i>.name", ".replicas", ".size",
+	// ".startupPolicy", ".restartPolicy", ".leaderTemplate", ".scaling".
+	PropertyRolePrefix = "disaggregatedset.role."
+)
+
+// Container groups of a LeaderWorkerSet.
+const (
+	GroupLeader = "leader"
+	GroupWorker = "worker"
+)
+
+var kinds = []adapter.Kind{
+	{Group: GroupLeaderWorkerSet, Kind: "LeaderWorkerSet", Resource: "leaderworkersets", Versions: []string{"v1"}, Role: adapter.RoleTracked},
+	{Group: GroupDisaggregatedSet, Kind: "DisaggregatedSet", Resource: "disaggregatedsets", Versions: []string{"v1"}, Role: adapter.RoleTracked},
+}
+
+type lwsAdapter struct{}
+
+// New returns the lws adapter.
+func New() adapter.Adapter { return lwsAdapter{} }
+
+func (lwsAdapter) Name() string { return Name }
+
+func (lwsAdapter) Kinds() []adapter.Kind {
+	out := make([]adapter.Kind, len(kinds))
+	for i, k := range kinds {
+		k.Versions = append([]string(nil), k.Versions...)
+		out[i] = k
+	}
+	return out
+}
+
+func (lwsAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+	if obj == nil || obj.Object == nil {
+		return adapter.Findings{}, fmt.Errorf("lws: no object")
+	}
+	gvk := obj.GroupVersionKind()
+	if !tracked(gvk.Group, gvk.Kind, gvk.Version) {
+		return adapter.Findings{}, fmt.Errorf("lws: %s is not a tracked kind of this adapter", gvk)
+	}
+	f := adapter.Findings{Scrapers: []adapter.Scraper{Scraper()}}
+	models, reds := podtemplate.ModelsFromAnnotations(obj.GetAnnotations(), "metadata.annotations", adapter.SourceWorkloadAnnotation)
+	f.Models = append(f.Models, models...)
+	f.Redactions = append(f.Redactions, reds...)
+	var err error
+	if gvk.Kind == "LeaderWorkerSet" {
+		err = scrapeLeaderWorkerSet(obj.Object, &f)
+	} else {
+		err = scrapeDisaggregatedSet(obj.Object, &f)
+	}
+	if err != nil {
+		return adapter.Findings{}, fmt.Errorf("lws: %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	return f, nil
+}
+
+func tracked(group, kind, version string) bool {
+	for _, k := range kinds {
+		if k.Role != adapter.RoleTracked || k.Group != group || k.Kind != kind {
+			continue
+		}
+		for _, v := range k.Versions {
+			if v == version {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func scrapeLeaderWorkerSet(obj map[string]any, f *adapter.Findings) error {
+	spec, err := mapAt(obj, "spec", "")
+	if err != nil {
+		return err
+	}
+	return scrapeLWSSpec(spec, "spec", groups{leader: GroupLeader, worker: GroupWorker, workerOnly: GroupWorker}, "lws.", f)
+}
+
+func scrapeDisaggregatedSet(obj map[string]any, f *adapter.Findings) error {
+	spec, err := mapAt(obj, "spec", "")
+	if err != nil {
+		return err
+	}
+	if n, ok := integer(spec["slices"]); ok {
+		f.Properties = append(f.Properties, adapter.Property{Name: PropertySlices, Value: strconv.FormatInt(n, 10)})
+	}
+	roles, err := listAt(spec, "roles", "spec")
+	if err != nil {
+		return err
+	}
+	for i, raw := range roles {
+		path := fmt.Sprintf("spec.roles[%d]", i)
+		role, ok := raw.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: expected object, got %s", path, describe(raw))
+		}
+		name, ok := role["name"].(string)
+		if !ok || name == "" {
+			return fmt.Errorf("%s.name: expected a role name, got %s", path, describe(role["name"]))
+		}
+		prefix := fmt.Sprintf("%s%d.", PropertyRolePrefix, i)
+		addString(f, prefix+"name", name, path+".name")
+
+		// v1: the LWS template (metadata + spec) is inlined in the role; an
+		// earlier alpha inlined the LWS spec itself.
+		lwsSpec, lwsPath, meta, metaPath := role, path, role["metadata"], path+".metadata"
+		if s, ok := role["spec"]; ok && s != nil {
+			m, ok := s.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s.spec: expected object, got %s", path, describe(s))
+			}
+			lwsSpec, lwsPath = m, path+".spec"
+		}
+		if err := roleAnnotationModels(meta, metaPath, f); err != nil {
+			return err
+		}
+		g := groups{leader: name + "/" + GroupLeader, worker: name + "/" + GroupWorker, workerOnly: name}
+		if err := scrapeLWSSpec(lwsSpec, lwsPath, g, prefix, f); err != nil {
+			return err
+		}
+		if scaling, ok := role["scaling"].(map[string]any); ok {
+			addString(f, prefix+"scaling", scaling["mode"], path+".scaling.mode")
+		}
+	}
+	return nil
+}
+
+// groups names the container groups of one LWS spec: leader and worker when
+// a leader template is present, workerOnly for the worker template when it
+// is not.
+type groups struct{ leader, worker, workerOnly string }
+
+// scrapeLWSSpec reads a LeaderWorkerSetSpec found at path, adding its
+// containers, models, data and properties (prefixed by propPrefix) to f.
+func scrapeLWSSpec(spec map[string]any, path string, g groups, propPrefix string, f *adapter.Findings) error {
+	lwtPath := path + ".leaderWorkerTemplate"
+	lwt, err := mapAt(spec, "leaderWorkerTemplate", path)
+	if err != nil {
+		return err
+	}
+	leader, err := mapAt(lwt, "leaderTemplate", lwtPath)
+	if err != nil {
+		return err
+	}
+	worker, err := mapAt(lwt, "workerTemplate", lwtPath)
+	if err != nil {
+		return err
+	}
+	claims := claimTemplateNames(lwt)
+	workerGroup := g.workerOnly
+	if leader != nil {
+		workerGroup = g.worker
+		lf, err := podtemplate.ScrapeTemplate(leader, lwtPath+".leaderTemplate",
+			podtemplate.Options{Group: g.leader, VolumeClaimTemplates: claims})
+		if err != nil {
+			return err
+		}
+		podtemplate.MergeFindings(f, lf)
+	}
+	if worker != nil {
+		wf, err := podtemplate.ScrapeTemplate(worker, lwtPath+".workerTemplate",
+			podtemplate.Options{Group: workerGroup, VolumeClaimTemplates: claims})
+		if err != nil {
+			return err
+		}
+		podtemplate.MergeFindings(f, wf)
+	}
+
+	if n, ok := integer(spec["replicas"]); ok {
+		f.Properties = append(f.Properties, adapter.Property{Name: propPrefix + "replicas", Value: strconv.FormatInt(n, 10)})
+	}
+	if n, ok := integer(lwt["size"]); ok {
+		f.Properties = append(f.Properties, adapter.Property{Name: propPrefix + "size", Value: strconv.FormatInt(n, 10)})
+	}
+	addString(f, propPrefix+"startupPolicy", spec["startupPolicy"], path+".startupPolicy")
+	addString(f, propPrefix+"restartPolicy", lwt["restartPolicy"], lwtPath+".restartPolicy")
+	if lwt != nil {
+		v := LeaderTemplateWorker
+		if leader != nil {
+			v = LeaderTemplateOwn
+		}
+		f.Properties = append(f.Properties, adapter.Property{Name: propPrefix + "leaderTemplate", Value: v})
+	}
+	return nil
+}
+
+// roleAnnotationModels adds the models declared by the model annotations of
+// a role's metadata. Only annotations with podtemplate.ModelAnnotationPrefix
+// are checked.
+func roleAnnotationModels(meta any, path string, f *adapter.Findings) error {
+	if meta == nil {
+		return nil
+	}
+	m, ok := meta.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: expected object, got %s", path, describe(meta))
+	}
+	ann, err := mapAt(m, "annotations", path)
+	if err != nil || ann == nil {
+		return err
+	}
+	out := map[string]string{}
+	for k, v := range ann {
+		if !strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok && v != nil {
+			return fmt.Errorf("%s.annotations[%s]: expected string, got %s", path, k, describe(v))
+		}
+		out[k] = s
+	}
+	models, reds := podtemplate.ModelsFromAnnotations(out, path+".annotations", adapter.SourceWorkloadAnnotation)
+	f.Models = append(f.Models, models...)
+	f.Redactions = append(f.Redactions, reds...)
+	return nil
+}
+
+// addString records a non-empty string value as a property, redacted; any
+// other value is skipped.
+func addString(f *adapter.Findings, name string, v any, locator string) {
+	s, ok := v.(string)
+	if !ok || s == "" {
+		return
+	}
+	out, reasons := podtemplate.Redact(s)
+	for _, r := range reasons {
+		f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: r})
+	}
+	f.Properties = append(f.Properties, adapter.Property{Name: name, Value: out})
+}
+
+// mapAt returns m[key] as an object; absent or null (or a nil m) is nil.
+// path is m's locator, for errors.
+func mapAt(m map[string]any, key, path string) (map[string]any, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	out, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: expected object, got %s", join(path, key), describe(v))
+	}
+	return out, nil
+}
+
+// listAt returns m[key] as a list; absent or null is nil.
+func listAt(m map[string]any, key, path string) ([]any, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	out, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: expected list, got %s", join(path, key), describe(v))
+	}
+	return out, nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// integer reads a JSON number that holds an integer.
+func integer(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
+
+// claimTemplateNames lists volumeClaimTemplates[*].metadata.name of a
+// leaderWorkerTemplate, skipping malformed entries.
+func claimTemplateNames(lwt map[string]any) []string {
+	list, _ := lwt["volumeClaimTemplates"].([]any)
+	var names []string
+	for _, el := range list {
+		m, _ := el.(map[string]any)
+		meta, _ := m["metadata"].(map[string]any)
+		if n, _ := meta["name"].(string); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// describe names the JSON type of an unstructured value.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int, int32, int64, float32, float64:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
