@@ -45,6 +45,11 @@ type Reconciler struct {
 	Registry *Registry
 	// Store reads registered kinds (normally the informer cache).
 	Store Store
+	// Kinds tells whether a kind is being removed from the cluster (its CRD
+	// deleted); may be nil.
+	Kinds interface {
+		Removing(ctx context.Context, e Entry) bool
+	}
 	// Reader reads namespaces and AIBOMs (normally the informer cache).
 	Reader client.Reader
 	// Writer writes AIBOMs.
@@ -111,6 +116,10 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 
 	obj, err := r.Store.Get(ctx, entry, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) {
+		if r.Kinds != nil && r.Kinds.Removing(ctx, entry) {
+			log.FromContext(ctx).Info("workload gone with its kind's CustomResourceDefinition; AIBOM kept")
+			return OutcomeKindUnavailable, nil
+		}
 		return OutcomeDeleted, r.deleteAIBOM(ctx, aibomKey, "workload deleted")
 	}
 	if errors.Is(err, ErrKindNotReady) {

@@ -80,6 +80,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	r := &Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
+		Kinds:            sup,
 		Reader:           mgr.GetCache(),
 		Writer:           mgr.GetClient(),
 		Recorder:         sup.Recorder,

@@ -78,6 +78,8 @@ type kindWatch struct {
 	cache  cache.Cache
 	cancel context.CancelFunc
 	synced atomic.Bool
+	// fromCRD: the kind is served by a CustomResourceDefinition.
+	fromCRD atomic.Bool
 
 	mu      sync.Mutex
 	healthy bool
@@ -264,11 +266,23 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 		}
 	}()
 	go func() {
-		if c.WaitForCacheSync(kctx) {
-			kw.synced.Store(true)
-			s.healthy(kw)
+		if !c.WaitForCacheSync(kctx) {
+			return
+		}
+		kw.synced.Store(true)
+		s.healthy(kw)
+		// Events delivered before the sync found the kind unreadable:
+		// replay every object now that it can be read.
+		objs, err := ReaderStore{Reader: c}.InNamespace(kctx, e, metav1.NamespaceAll)
+		if err != nil {
+			s.Log.Error(err, "replaying a kind's objects after its cache synced", "kind", e.Kind.String())
+			return
+		}
+		for _, obj := range objs {
+			s.Mapper.OnAdd(kctx, e, obj, s.queue)
 		}
 	}()
+	s.crdBacked(kctx, kw)
 	s.Log.Info("watching kind", "kind", e.Kind.String(), "version", e.Version, "role", e.Role)
 	return nil
 }
@@ -401,4 +415,35 @@ func (s *Supervisor) InNamespace(ctx context.Context, e Entry, namespace string)
 		return nil, err
 	}
 	return ReaderStore{Reader: r}.InNamespace(ctx, e, namespace)
+}
+
+// crdBacked records whether a kind is served by a CustomResourceDefinition
+// (one read when its watch starts).
+func (s *Supervisor) crdBacked(ctx context.Context, kw *kindWatch) {
+	_, err := s.meta.Resource(crdResource).Get(ctx, kw.entry.Resource+"."+kw.entry.Group, metav1.GetOptions{})
+	kw.fromCRD.Store(err == nil)
+}
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Removing reports whether a kind is being removed from the cluster: its
+// CustomResourceDefinition is terminating or gone. Deleting a CRD deletes
+// all its objects; their AIBOMs are kept rather than treated as workload
+// deletions. One live read, only when an object of a CRD-backed kind is found
+// deleted.
+func (s *Supervisor) Removing(ctx context.Context, e Entry) bool {
+	s.mu.RLock()
+	kw := s.kinds[e.GroupKind()]
+	s.mu.RUnlock()
+	if kw == nil {
+		return true // no longer watched: the kind went away
+	}
+	if !kw.fromCRD.Load() {
+		return false
+	}
+	crd, err := s.meta.Resource(crdResource).Get(ctx, e.Resource+"."+e.Group, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	return err == nil && crd.GetDeletionTimestamp() != nil
 }
