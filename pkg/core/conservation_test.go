@@ -7,59 +7,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// memStore is an in-memory Store for the randomized tests: thousands of
-// forests are too many for a fake client each.
-type memStore struct {
-	byName     map[string]client.Object // "<group>/<kind>/<name>"
-	byOwnerUID map[types.UID][]client.Object
-}
-
-func newMemStore(objs []client.Object) *memStore {
-	s := &memStore{byName: map[string]client.Object{}, byOwnerUID: map[types.UID][]client.Object{}}
-	for _, o := range objs {
-		gk := o.GetObjectKind().GroupVersionKind().GroupKind()
-		s.byName[gk.Group+"/"+gk.Kind+"/"+o.GetName()] = o
-		if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
-			s.byOwnerUID[ref.UID] = append(s.byOwnerUID[ref.UID], o)
-		}
-	}
-	return s
-}
-
-func (s *memStore) Get(_ context.Context, e Entry, _, name string) (client.Object, error) {
-	if o, ok := s.byName[e.Group+"/"+e.Kind.Kind+"/"+name]; ok {
-		return o, nil
-	}
-	return nil, apierrors.NewNotFound(schema.GroupResource{Group: e.Group, Resource: e.Resource}, name)
-}
-
-func (s *memStore) ControlledBy(_ context.Context, e Entry, _ string, uid types.UID) ([]client.Object, error) {
-	var out []client.Object
-	for _, o := range s.byOwnerUID[uid] {
-		if o.GetObjectKind().GroupVersionKind().GroupKind() == e.GroupKind() {
-			out = append(out, o)
-		}
-	}
-	return out, nil
-}
-
-func (s *memStore) InNamespace(_ context.Context, e Entry, _ string) ([]client.Object, error) {
-	var out []client.Object
-	for _, o := range s.byName {
-		if o.GetObjectKind().GroupVersionKind().GroupKind() == e.GroupKind() {
-			out = append(out, o)
-		}
-	}
-	return out, nil
-}
 
 var forestKinds = []schema.GroupVersionKind{
 	widgetGVK, deployGVK, stsGVK, // tracked
@@ -124,7 +77,7 @@ func TestConservationOverRandomForests(t *testing.T) {
 	ctx := context.Background()
 	for forest := 0; forest < 5000; forest++ {
 		objs := randomForest(rng)
-		store := newMemStore(objs)
+		store := NewMemoryStore(objs)
 		walker := Walker{Registry: reg, Store: store}
 		closure := Closure{Registry: reg, Store: store}
 		appearances := map[types.UID]int{}

@@ -155,42 +155,20 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		return OutcomeError, fmt.Errorf("get AIBOM %s: %w", key, err)
 	}
 
-	findings, scrapeErr := scrapeSafely(ctx, entry.Adapter, obj)
-	status := v1alpha1.AIBOMStatus{Absorbed: desc.Owned(), AbsorbedCount: len(desc.Tracked)}
+	rep := BuildReport(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	status, ready, truncated, scrapeErr := rep.Status, rep.Ready, rep.Truncated, rep.ScrapeErr
 	outcome := OutcomeUpdated
-	ready := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"}
-	var truncated *metav1.Condition
-	if scrapeErr != nil {
+	switch {
+	case scrapeErr != nil:
 		outcome = OutcomeScrapeFailed
-		ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonScrapeFailed, Message: scrapeErr.Error()}
 		if existing != nil { // keep the last good document
 			status.Document, status.DocumentSHA256, status.DocumentSize = existing.Status.Document, existing.Status.DocumentSHA256, existing.Status.DocumentSize
 			status.Summary, status.LastChanged = existing.Status.Summary, existing.Status.LastChanged
+			status.InputHash = inputHash(status, &ready, truncated)
 		}
-	} else {
-		res, err := document.Build(document.Input{
-			Subject:  subjectOf(entry, obj),
-			Tool:     r.Tool,
-			Findings: findings,
-			Digests:  digest.Resolve(findings.Containers, podsOf(desc.Pods)),
-			Owned:    desc.Owned(),
-			MaxBytes: r.MaxDocumentBytes,
-		})
-		if err != nil {
-			outcome = OutcomeError
-			ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonBuildFailed, Message: err.Error()}
-		}
-		if res.JSON != nil {
-			status.Document, status.DocumentSHA256, status.DocumentSize = string(res.JSON), res.SHA256, len(res.JSON)
-			status.Summary = summaryOf(res.Summary)
-			truncated = &metav1.Condition{Type: v1alpha1.ConditionTruncated, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWithinInlineCap, Message: "document within the inline cap"}
-			if res.Truncated > 0 {
-				truncated.Status, truncated.Reason = metav1.ConditionTrue, v1alpha1.ReasonOverInlineCap
-				truncated.Message = fmt.Sprintf("%d lowest-value components dropped to fit the inline cap of %d bytes", res.Truncated, r.MaxDocumentBytes)
-			}
-		}
+	case rep.BuildErr != nil:
+		outcome = OutcomeError
 	}
-	status.InputHash = inputHash(status, &ready, truncated)
 
 	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
 		if last, ok := r.written.Load(key); existing.Status.InputHash == status.InputHash || (ok && last == status.InputHash) {
