@@ -82,6 +82,7 @@ type kindWatch struct {
 	fromCRD atomic.Bool
 
 	mu      sync.Mutex
+	lastErr error // the latest list, watch or probe error
 	healthy bool
 	// outage is true from the first error until recovery: one Event and one
 	// log line per outage, not per retry.
@@ -333,7 +334,7 @@ func (s *Supervisor) unhealthy(kw *kindWatch, err error) {
 	setHealth(kw.entry, false)
 	kw.mu.Lock()
 	first := !kw.outage
-	kw.outage, kw.healthy = true, false
+	kw.outage, kw.healthy, kw.lastErr = true, false, err
 	kw.mu.Unlock()
 	if !first {
 		return
@@ -384,7 +385,17 @@ func (s *Supervisor) reader(e Entry) (client.Reader, Entry, error) {
 	s.mu.RLock()
 	kw := s.kinds[e.GroupKind()]
 	s.mu.RUnlock()
-	if kw == nil || !kw.synced.Load() {
+	if kw == nil {
+		return nil, e, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
+	}
+	if !kw.synced.Load() {
+		kw.mu.Lock()
+		cause := kw.lastErr
+		kw.mu.Unlock()
+		if cause != nil {
+			// Keep the cause classifiable (Forbidden) for the miss counter.
+			return nil, e, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotReady, cause)
+		}
 		return nil, e, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
 	}
 	return kw.cache, kw.entry, nil

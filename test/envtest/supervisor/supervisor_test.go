@@ -353,6 +353,44 @@ func TestRBACDenialForOneKindLeavesTheRestWorking(t *testing.T) {
 	}, eventually, tick)
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: group, Kind: "Locked"}, "hidden")}, &v1alpha1.AIBOM{})
 	require.True(t, apierrors.IsNotFound(err))
+
+	// Seed §1: a StatefulSet controlled by an object of the kind the
+	// controller may not read is still reported, and the miss is counted.
+	apply(t, ns, `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  ownerReferences: [{apiVersion: `+group+`/v1, kind: Locked, name: hidden, controller: true}]
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: main, image: "ollama/ollama:0.3.14"}]}
+`)
+	waitAIBOM(t, ns, schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, "db", nil)
+	require.Positive(t, unresolved(kind, "forbidden"))
+}
+
+// unresolved reads aibom_rollup_unresolved_total{kind,reason}.
+func unresolved(kind, reason string) float64 {
+	families, _ := metrics.Registry.Gather()
+	for _, f := range families {
+		if f.GetName() != "aibom_rollup_unresolved_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == kind && labels["reason"] == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func repoFile(t *testing.T, rel string) string {
