@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
@@ -56,24 +57,24 @@ func (appsAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (ad
 	if !tracked(gvk.Group, gvk.Kind, gvk.Version) {
 		return adapter.Findings{}, fmt.Errorf("apps: %s is not a tracked kind of this adapter", gvk)
 	}
-	spec, err := mapAt(obj.Object, "spec", "")
+	spec, err := fields.Object(obj.Object, "spec", "")
 	if err != nil {
 		return adapter.Findings{}, fmt.Errorf("apps: %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
-	template, err := mapAt(spec, "template", "spec")
+	template, err := fields.Object(spec, "template", "spec")
 	if err != nil {
 		return adapter.Findings{}, fmt.Errorf("apps: %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
 	opts := podtemplate.Options{WorkloadAnnotations: obj.GetAnnotations()}
 	if gvk.Kind == "StatefulSet" {
-		opts.VolumeClaimTemplates = claimTemplateNames(spec)
+		opts.VolumeClaimTemplates = podtemplate.ClaimTemplateNames(spec)
 	}
 	f, err := podtemplate.ScrapeTemplate(template, "spec.template", opts)
 	if err != nil {
 		return adapter.Findings{}, fmt.Errorf("apps: %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
 	if r, ok := spec["replicas"]; ok {
-		if n, ok := integer(r); ok {
+		if n, ok := fields.Integer(r); ok {
 			f.Properties = append(f.Properties, adapter.Property{Name: PropertyReplicas, Value: strconv.FormatInt(n, 10)})
 		}
 	}
@@ -92,53 +93,4 @@ func tracked(group, kind, version string) bool {
 		}
 	}
 	return false
-}
-
-// mapAt returns m[key] as an object; absent or null is nil. path is m's
-// locator, for errors.
-func mapAt(m map[string]any, key, path string) (map[string]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.(map[string]any)
-	if !ok {
-		if path != "" {
-			key = path + "." + key
-		}
-		return nil, fmt.Errorf("%s: expected object, got %T", key, v)
-	}
-	return out, nil
-}
-
-// integer reads a JSON number that holds an integer.
-func integer(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case float64:
-		if n == float64(int64(n)) {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
-
-// claimTemplateNames lists spec.volumeClaimTemplates[*].metadata.name,
-// skipping malformed entries.
-func claimTemplateNames(spec map[string]any) []string {
-	list, _ := spec["volumeClaimTemplates"].([]any)
-	var names []string
-	for _, el := range list {
-		m, _ := el.(map[string]any)
-		meta, _ := m["metadata"].(map[string]any)
-		if n, _ := meta["name"].(string); n != "" {
-			names = append(names, n)
-		}
-	}
-	return names
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
@@ -64,7 +65,7 @@ func (batchAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (a
 	fail := func(err error) (adapter.Findings, error) {
 		return adapter.Findings{}, fmt.Errorf("batch: %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
-	spec, err := mapAt(obj.Object, "spec", "")
+	spec, err := fields.Object(obj.Object, "spec", "")
 	if err != nil {
 		return fail(err)
 	}
@@ -74,11 +75,11 @@ func (batchAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (a
 		if s, ok := spec["schedule"].(string); ok && s != "" {
 			props = append(props, adapter.Property{Name: PropertySchedule, Value: s})
 		}
-		jobTemplate, err := mapAt(spec, "jobTemplate", "spec")
+		jobTemplate, err := fields.Object(spec, "jobTemplate", "spec")
 		if err != nil {
 			return fail(err)
 		}
-		if jobSpec, err = mapAt(jobTemplate, "spec", "spec.jobTemplate"); err != nil {
+		if jobSpec, err = fields.Object(jobTemplate, "spec", "spec.jobTemplate"); err != nil {
 			return fail(err)
 		}
 		jobPath = "spec.jobTemplate.spec"
@@ -87,12 +88,12 @@ func (batchAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (a
 			{"parallelism", PropertyParallelism},
 			{"completions", PropertyCompletions},
 		} {
-			if n, ok := integer(spec[p.field]); ok {
+			if n, ok := fields.Integer(spec[p.field]); ok {
 				props = append(props, adapter.Property{Name: p.name, Value: strconv.FormatInt(n, 10)})
 			}
 		}
 	}
-	template, err := mapAt(jobSpec, "template", jobPath)
+	template, err := fields.Object(jobSpec, "template", jobPath)
 	if err != nil {
 		return fail(err)
 	}
@@ -102,38 +103,4 @@ func (batchAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (a
 	}
 	f.Properties = append(f.Properties, props...)
 	return f, nil
-}
-
-// mapAt returns m[key] as an object; absent or null is nil. path is m's
-// locator, for errors.
-func mapAt(m map[string]any, key, path string) (map[string]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.(map[string]any)
-	if !ok {
-		if path != "" {
-			key = path + "." + key
-		}
-		return nil, fmt.Errorf("%s: expected object, got %T", key, v)
-	}
-	return out, nil
-}
-
-// integer reads a JSON number that holds an integer.
-func integer(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case float64:
-		if n == float64(int64(n)) {
-			return int64(n), true
-		}
-	}
-	return 0, false
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
@@ -106,7 +107,7 @@ type scraper struct {
 }
 
 func scrape(ctx context.Context, obj *unstructured.Unstructured, gvk schema.GroupVersionKind) (adapter.Findings, error) {
-	spec, err := objectAt(obj.Object, "spec", "")
+	spec, err := fields.Object(obj.Object, "spec", "")
 	if err != nil {
 		return adapter.Findings{}, err
 	}
@@ -117,7 +118,7 @@ func scrape(ctx context.Context, obj *unstructured.Unstructured, gvk schema.Grou
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
 
-	bf, ok, err := stringAt(spec, "backendFramework", "spec")
+	bf, ok, err := fields.String(spec, "backendFramework", "spec")
 	if err != nil {
 		return adapter.Findings{}, err
 	}
@@ -150,7 +151,7 @@ func scrape(ctx context.Context, obj *unstructured.Unstructured, gvk schema.Grou
 			key = "name"
 		}
 		var name string
-		name, _, err = stringAt(spec, key, "spec")
+		name, _, err = fields.String(spec, key, "spec")
 		if name == "" {
 			name = obj.GetName()
 		}
@@ -180,7 +181,7 @@ func scrape(ctx context.Context, obj *unstructured.Unstructured, gvk schema.Grou
 
 // services lists the components of a v1alpha1 graph, in sorted key order.
 func services(spec map[string]any) ([]component, error) {
-	m, err := objectAt(spec, "services", "spec")
+	m, err := fields.Object(spec, "services", "spec")
 	if err != nil || m == nil {
 		return nil, err
 	}
@@ -191,11 +192,11 @@ func services(spec map[string]any) ([]component, error) {
 	sort.Strings(keys)
 	out := make([]component, 0, len(keys))
 	for _, k := range keys {
-		path := keyAt("spec.services", k)
+		path := fields.Path("spec.services", k)
 		v := m[k]
 		svc, ok := v.(map[string]any)
 		if !ok && v != nil {
-			return nil, fmt.Errorf("%s: expected object, got %s", path, describe(v))
+			return nil, fields.TypeError(path, "object", v)
 		}
 		out = append(out, component{name: k, path: path, spec: svc})
 	}
@@ -204,7 +205,7 @@ func services(spec map[string]any) ([]component, error) {
 
 // components lists the components of a v1beta1 graph, in list order.
 func components(spec map[string]any) ([]component, error) {
-	list, err := listAt(spec, "components", "spec")
+	list, err := fields.List(spec, "components", "spec")
 	if err != nil {
 		return nil, err
 	}
@@ -213,9 +214,9 @@ func components(spec map[string]any) ([]component, error) {
 		path := fmt.Sprintf("spec.components[%d]", i)
 		c, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: expected object, got %s", path, describe(v))
+			return nil, fields.TypeError(path, "object", v)
 		}
-		name, _, err := stringAt(c, "name", path)
+		name, _, err := fields.String(c, "name", path)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +232,7 @@ func components(spec map[string]any) ([]component, error) {
 // v1beta1 spec.env): its model facts once, and its literal values for
 // "$(VAR)" expansion in the components.
 func (s *scraper) graphEnv(spec map[string]any, key string, f *adapter.Findings) error {
-	list, err := listAt(spec, key, "spec")
+	list, err := fields.List(spec, key, "spec")
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,7 @@ func (s *scraper) graphEnv(spec map[string]any, key string, f *adapter.Findings)
 func (s *scraper) common(i int, c component, typeKey string, f *adapter.Findings) (ctype string, ref *adapter.Model, err error) {
 	prefix := PropertyComponentPrefix + strconv.Itoa(i) + "."
 	f.Properties = append(f.Properties, adapter.Property{Name: prefix + "name", Value: c.name})
-	ctype, _, err = stringAt(c.spec, typeKey, c.path)
+	ctype, _, err = fields.String(c.spec, typeKey, c.path)
 	if err != nil {
 		return "", nil, err
 	}
@@ -258,7 +259,7 @@ func (s *scraper) common(i int, c component, typeKey string, f *adapter.Findings
 		f.Properties = append(f.Properties, adapter.Property{Name: prefix + "type", Value: ctype})
 	}
 	if !s.v1beta1 {
-		sub, _, err := stringAt(c.spec, "subComponentType", c.path)
+		sub, _, err := fields.String(c.spec, "subComponentType", c.path)
 		if err != nil {
 			return "", nil, err
 		}
@@ -266,18 +267,18 @@ func (s *scraper) common(i int, c component, typeKey string, f *adapter.Findings
 			f.Properties = append(f.Properties, adapter.Property{Name: prefix + "subComponentType", Value: sub})
 		}
 	}
-	replicas, ok, err := intAt(c.spec, "replicas", c.path)
+	replicas, ok, err := fields.Int(c.spec, "replicas", c.path)
 	if err != nil {
 		return "", nil, err
 	}
 	if ok {
 		f.Properties = append(f.Properties, adapter.Property{Name: prefix + "replicas", Value: strconv.FormatInt(replicas, 10)})
 	}
-	mn, err := objectAt(c.spec, "multinode", c.path)
+	mn, err := fields.Object(c.spec, "multinode", c.path)
 	if err != nil {
 		return "", nil, err
 	}
-	nodes, ok, err := intAt(mn, "nodeCount", at(c.path, "multinode"))
+	nodes, ok, err := fields.Int(mn, "nodeCount", fields.Path(c.path, "multinode"))
 	if err != nil {
 		return "", nil, err
 	}
@@ -285,23 +286,23 @@ func (s *scraper) common(i int, c component, typeKey string, f *adapter.Findings
 		f.Properties = append(f.Properties, adapter.Property{Name: prefix + "nodeCount", Value: strconv.FormatInt(nodes, 10)})
 	}
 
-	refPath := at(c.path, "modelRef")
-	mr, err := objectAt(c.spec, "modelRef", c.path)
+	refPath := fields.Path(c.path, "modelRef")
+	mr, err := fields.Object(c.spec, "modelRef", c.path)
 	if err != nil {
 		return "", nil, err
 	}
-	name, _, err := stringAt(mr, "name", refPath)
+	name, _, err := fields.String(mr, "name", refPath)
 	if err != nil {
 		return "", nil, err
 	}
-	rev, _, err := stringAt(mr, "revision", refPath)
+	rev, _, err := fields.String(mr, "revision", refPath)
 	if err != nil {
 		return "", nil, err
 	}
 	if name = strings.TrimSpace(name); name != "" {
 		loc := refPath + ".name"
 		ref = &adapter.Model{
-			Name: redact(name, loc, f), Version: strings.TrimSpace(rev), Confidence: adapter.Declared,
+			Name: podtemplate.RedactInto(name, loc, f), Version: strings.TrimSpace(rev), Confidence: adapter.Declared,
 			Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: loc},
 		}
 	}
@@ -354,20 +355,20 @@ func markMain(f *adapter.Findings, imageLocator string) {
 // mainArgs reads a main container's command, args and literal env, and the
 // models its args give once inherited env is applied.
 func (s *scraper) mainArgs(mc map[string]any, cpath string, inherited map[string]string, have []adapter.Model) (command, args []string, extra adapter.Findings, err error) {
-	if command, err = stringsAt(mc, "command", cpath); err != nil {
+	if command, err = fields.Strings(mc, "command", cpath); err != nil {
 		return nil, nil, extra, err
 	}
-	if args, err = stringsAt(mc, "args", cpath); err != nil {
+	if args, err = fields.Strings(mc, "args", cpath); err != nil {
 		return nil, nil, extra, err
 	}
 	if len(inherited) == 0 {
 		return command, args, extra, nil
 	}
-	list, err := listAt(mc, "env", cpath)
+	list, err := fields.List(mc, "env", cpath)
 	if err != nil {
 		return nil, nil, extra, err
 	}
-	own, _, err := readEnv(list, at(cpath, "env"))
+	own, _, err := readEnv(list, fields.Path(cpath, "env"))
 	if err != nil {
 		return nil, nil, extra, err
 	}
@@ -384,48 +385,36 @@ func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error
 	}
 
 	// Pod template annotations.
-	meta, err := objectAt(c.spec, "extraPodMetadata", c.path)
+	meta, err := fields.Object(c.spec, "extraPodMetadata", c.path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	metaPath := at(c.path, "extraPodMetadata")
-	ann, err := objectAt(meta, "annotations", metaPath)
+	metaPath := fields.Path(c.path, "extraPodMetadata")
+	ann, err := podtemplate.ModelAnnotations(meta, metaPath)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	annPath := at(metaPath, "annotations")
-	modelAnn := map[string]string{}
-	for k, v := range ann {
-		if !strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) || v == nil {
-			continue
-		}
-		sv, ok := v.(string)
-		if !ok {
-			return adapter.Findings{}, fmt.Errorf("%s[%s]: expected string, got %s", annPath, k, describe(v))
-		}
-		modelAnn[k] = sv
-	}
-	models, reds := podtemplate.ModelsFromAnnotations(modelAnn, annPath, adapter.SourcePodTemplateAnnotation)
+	models, reds := podtemplate.ModelsFromAnnotations(ann, fields.Path(metaPath, "annotations"), adapter.SourcePodTemplateAnnotation)
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
 
 	// Service env.
-	envList, err := listAt(c.spec, "envs", c.path)
+	envList, err := fields.List(c.spec, "envs", c.path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	svcEnv, envF, err := readEnv(envList, at(c.path, "envs"))
+	svcEnv, envF, err := readEnv(envList, fields.Path(c.path, "envs"))
 	if err != nil {
 		return adapter.Findings{}, err
 	}
 
 	// Containers: init containers, the main container, sidecars.
-	eps, err := objectAt(c.spec, "extraPodSpec", c.path)
+	eps, err := fields.Object(c.spec, "extraPodSpec", c.path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	epPath := at(c.path, "extraPodSpec")
-	volumes, err := listAt(eps, "volumes", epPath)
+	epPath := fields.Path(c.path, "extraPodSpec")
+	volumes, err := fields.List(eps, "volumes", epPath)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
@@ -444,20 +433,20 @@ func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error
 	}
 	f.Merge(inits)
 
-	mc, err := objectAt(eps, "mainContainer", epPath)
+	mc, err := fields.Object(eps, "mainContainer", epPath)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
 	var detected *adapter.Runtime
 	if mc != nil {
-		cpath := at(epPath, "mainContainer")
+		cpath := fields.Path(epPath, "mainContainer")
 		mf, err := podtemplate.ScrapeContainer(mc, cpath, podtemplate.ContainerOptions{
-			Group: c.name, Volumes: volumes, VolumesPath: at(epPath, "volumes"),
+			Group: c.name, Volumes: volumes, VolumesPath: fields.Path(epPath, "volumes"),
 		})
 		if err != nil {
 			return adapter.Findings{}, err
 		}
-		markMain(&mf, at(cpath, "image"))
+		markMain(&mf, fields.Path(cpath, "image"))
 		command, args, extra, err := s.mainArgs(mc, cpath, mergeEnv(s.env, svcEnv), mf.Models)
 		if err != nil {
 			return adapter.Findings{}, err
@@ -475,7 +464,7 @@ func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error
 	f.Merge(envF)
 
 	// Dynamo volume mounts: entries of spec.pvcs mounted at mountPoint.
-	mounts, err := listAt(c.spec, "volumeMounts", c.path)
+	mounts, err := fields.List(c.spec, "volumeMounts", c.path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
@@ -483,13 +472,13 @@ func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error
 		mpath := fmt.Sprintf("%s.volumeMounts[%d]", c.path, j)
 		m, ok := raw.(map[string]any)
 		if !ok {
-			return adapter.Findings{}, fmt.Errorf("%s: expected object, got %s", mpath, describe(raw))
+			return adapter.Findings{}, fields.TypeError(mpath, "object", raw)
 		}
-		name, _, err := stringAt(m, "name", mpath)
+		name, _, err := fields.String(m, "name", mpath)
 		if err != nil {
 			return adapter.Findings{}, err
 		}
-		point, _, err := stringAt(m, "mountPoint", mpath)
+		point, _, err := fields.String(m, "mountPoint", mpath)
 		if err != nil {
 			return adapter.Findings{}, err
 		}
@@ -499,7 +488,7 @@ func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error
 		shown, _ := podtemplate.Redact(point) // a locator must not carry a secret
 		loc := fmt.Sprintf("%s(%s)", mpath, shown)
 		f.Data = append(f.Data, adapter.Data{
-			Name: redact(name, loc, &f), Kind: "pvc", Confidence: adapter.Inferred,
+			Name: podtemplate.RedactInto(name, loc, &f), Kind: "pvc", Confidence: adapter.Inferred,
 			Evidence: adapter.Evidence{Source: adapter.SourceVolumeSource, Locator: loc},
 		})
 	}
@@ -515,11 +504,11 @@ func (s *scraper) v1beta1Component(i int, c component) (adapter.Findings, error)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	tmpl, err := objectAt(c.spec, "podTemplate", c.path)
+	tmpl, err := fields.Object(c.spec, "podTemplate", c.path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	tpath := at(c.path, "podTemplate")
+	tpath := fields.Path(c.path, "podTemplate")
 	tf, err := podtemplate.ScrapeTemplate(tmpl, tpath, podtemplate.Options{Group: c.name})
 	if err != nil {
 		return adapter.Findings{}, err
@@ -537,7 +526,7 @@ func (s *scraper) v1beta1Component(i int, c component) (adapter.Findings, error)
 			continue
 		}
 		cpath := fmt.Sprintf("%s.spec.containers[%d]", tpath, j)
-		markMain(&tf, at(cpath, "image"))
+		markMain(&tf, fields.Path(cpath, "image"))
 		command, args, extra, err := s.mainArgs(mc, cpath, s.env, tf.Models)
 		if err != nil {
 			return adapter.Findings{}, err

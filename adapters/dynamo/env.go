@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
@@ -21,13 +22,13 @@ func readEnv(list []any, path string) (map[string]string, adapter.Findings, erro
 		epath := fmt.Sprintf("%s[%d]", path, i)
 		e, ok := raw.(map[string]any)
 		if !ok {
-			return nil, adapter.Findings{}, fmt.Errorf("%s: expected object, got %s", epath, describe(raw))
+			return nil, adapter.Findings{}, fields.TypeError(epath, "object", raw)
 		}
-		name, _, err := stringAt(e, "name", epath)
+		name, _, err := fields.String(e, "name", epath)
 		if err != nil {
 			return nil, adapter.Findings{}, err
 		}
-		value, hasValue, err := stringAt(e, "value", epath)
+		value, hasValue, err := fields.String(e, "value", epath)
 		if err != nil {
 			return nil, adapter.Findings{}, err
 		}
@@ -50,21 +51,11 @@ func readEnv(list []any, path string) (map[string]string, adapter.Findings, erro
 			continue
 		}
 		f.Models = append(f.Models, adapter.Model{
-			Name: redact(v, loc, &f), Confidence: adapter.Inferred,
+			Name: podtemplate.RedactInto(v, loc, &f), Confidence: adapter.Inferred,
 			Evidence: adapter.Evidence{Source: adapter.SourceEnvVar, Locator: loc},
 		})
 	}
 	return literal, f, nil
-}
-
-// redact masks secrets in a value about to become a finding, and records
-// one redaction per reason at locator.
-func redact(s, locator string, f *adapter.Findings) string {
-	out, reasons := podtemplate.Redact(s)
-	for _, r := range reasons {
-		f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: r})
-	}
-	return out
 }
 
 // mergeEnv returns the variables of every map, later maps winning.

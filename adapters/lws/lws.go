@@ -51,11 +51,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
@@ -182,7 +182,7 @@ func tracked(group, kind, version string) bool {
 }
 
 func scrapeLeaderWorkerSet(obj map[string]any, f *adapter.Findings) error {
-	spec, err := mapAt(obj, "spec", "")
+	spec, err := fields.Object(obj, "spec", "")
 	if err != nil {
 		return err
 	}
@@ -190,14 +190,14 @@ func scrapeLeaderWorkerSet(obj map[string]any, f *adapter.Findings) error {
 }
 
 func scrapeDisaggregatedSet(obj map[string]any, f *adapter.Findings) error {
-	spec, err := mapAt(obj, "spec", "")
+	spec, err := fields.Object(obj, "spec", "")
 	if err != nil {
 		return err
 	}
-	if n, ok := integer(spec["slices"]); ok {
+	if n, ok := fields.Integer(spec["slices"]); ok {
 		f.Properties = append(f.Properties, adapter.Property{Name: PropertySlices, Value: strconv.FormatInt(n, 10)})
 	}
-	roles, err := listAt(spec, "roles", "spec")
+	roles, err := fields.List(spec, "roles", "spec")
 	if err != nil {
 		return err
 	}
@@ -205,26 +205,26 @@ func scrapeDisaggregatedSet(obj map[string]any, f *adapter.Findings) error {
 		path := fmt.Sprintf("spec.roles[%d]", i)
 		role, ok := raw.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s: expected object, got %s", path, describe(raw))
+			return fields.TypeError(path, "object", raw)
 		}
 		name, ok := role["name"].(string)
 		if !ok || name == "" {
-			return fmt.Errorf("%s.name: expected a role name, got %s", path, describe(role["name"]))
+			return fmt.Errorf("%s.name: expected a role name, got %s", path, fields.Describe(role["name"]))
 		}
 		prefix := fmt.Sprintf("%s%d.", PropertyRolePrefix, i)
 		addString(f, prefix+"name", name, path+".name")
 
 		// v1: the LWS template (metadata + spec) is inlined in the role; an
 		// earlier alpha inlined the LWS spec itself.
-		lwsSpec, lwsPath, meta, metaPath := role, path, role["metadata"], path+".metadata"
-		if s, ok := role["spec"]; ok && s != nil {
-			m, ok := s.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s.spec: expected object, got %s", path, describe(s))
-			}
-			lwsSpec, lwsPath = m, path+".spec"
+		lwsSpec, lwsPath := role, path
+		roleSpec, err := fields.Object(role, "spec", path)
+		if err != nil {
+			return err
 		}
-		if err := roleAnnotationModels(meta, metaPath, f); err != nil {
+		if roleSpec != nil {
+			lwsSpec, lwsPath = roleSpec, path+".spec"
+		}
+		if err := roleAnnotationModels(role, path, f); err != nil {
 			return err
 		}
 		g := groups{leader: name + "/" + GroupLeader, worker: name + "/" + GroupWorker, workerOnly: name}
@@ -247,19 +247,19 @@ type groups struct{ leader, worker, workerOnly string }
 // containers, models, data and properties (prefixed by propPrefix) to f.
 func scrapeLWSSpec(spec map[string]any, path string, g groups, propPrefix string, f *adapter.Findings) error {
 	lwtPath := path + ".leaderWorkerTemplate"
-	lwt, err := mapAt(spec, "leaderWorkerTemplate", path)
+	lwt, err := fields.Object(spec, "leaderWorkerTemplate", path)
 	if err != nil {
 		return err
 	}
-	leader, err := mapAt(lwt, "leaderTemplate", lwtPath)
+	leader, err := fields.Object(lwt, "leaderTemplate", lwtPath)
 	if err != nil {
 		return err
 	}
-	worker, err := mapAt(lwt, "workerTemplate", lwtPath)
+	worker, err := fields.Object(lwt, "workerTemplate", lwtPath)
 	if err != nil {
 		return err
 	}
-	claims := claimTemplateNames(lwt)
+	claims := podtemplate.ClaimTemplateNames(lwt)
 	workerGroup := g.workerOnly
 	if leader != nil {
 		workerGroup = g.worker
@@ -279,10 +279,10 @@ func scrapeLWSSpec(spec map[string]any, path string, g groups, propPrefix string
 		podtemplate.MergeFindings(f, wf)
 	}
 
-	if n, ok := integer(spec["replicas"]); ok {
+	if n, ok := fields.Integer(spec["replicas"]); ok {
 		f.Properties = append(f.Properties, adapter.Property{Name: propPrefix + "replicas", Value: strconv.FormatInt(n, 10)})
 	}
-	if n, ok := integer(lwt["size"]); ok {
+	if n, ok := fields.Integer(lwt["size"]); ok {
 		f.Properties = append(f.Properties, adapter.Property{Name: propPrefix + "size", Value: strconv.FormatInt(n, 10)})
 	}
 	addString(f, propPrefix+"startupPolicy", spec["startupPolicy"], path+".startupPolicy")
@@ -298,32 +298,19 @@ func scrapeLWSSpec(spec map[string]any, path string, g groups, propPrefix string
 }
 
 // roleAnnotationModels adds the models declared by the model annotations of
-// a role's metadata. Only annotations with podtemplate.ModelAnnotationPrefix
-// are checked.
-func roleAnnotationModels(meta any, path string, f *adapter.Findings) error {
-	if meta == nil {
-		return nil
+// a role's metadata (role located at path). Only annotations with
+// podtemplate.ModelAnnotationPrefix are checked.
+func roleAnnotationModels(role map[string]any, path string, f *adapter.Findings) error {
+	metaPath := path + ".metadata"
+	meta, err := fields.Object(role, "metadata", path)
+	if err != nil || meta == nil {
+		return err
 	}
-	m, ok := meta.(map[string]any)
-	if !ok {
-		return fmt.Errorf("%s: expected object, got %s", path, describe(meta))
-	}
-	ann, err := mapAt(m, "annotations", path)
+	ann, err := podtemplate.ModelAnnotations(meta, metaPath)
 	if err != nil || ann == nil {
 		return err
 	}
-	out := map[string]string{}
-	for k, v := range ann {
-		if !strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) {
-			continue
-		}
-		s, ok := v.(string)
-		if !ok && v != nil {
-			return fmt.Errorf("%s.annotations[%s]: expected string, got %s", path, k, describe(v))
-		}
-		out[k] = s
-	}
-	models, reds := podtemplate.ModelsFromAnnotations(out, path+".annotations", adapter.SourceWorkloadAnnotation)
+	models, reds := podtemplate.ModelsFromAnnotations(ann, metaPath+".annotations", adapter.SourceWorkloadAnnotation)
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
 	return nil
@@ -336,94 +323,5 @@ func addString(f *adapter.Findings, name string, v any, locator string) {
 	if !ok || s == "" {
 		return
 	}
-	out, reasons := podtemplate.Redact(s)
-	for _, r := range reasons {
-		f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: r})
-	}
-	f.Properties = append(f.Properties, adapter.Property{Name: name, Value: out})
-}
-
-// mapAt returns m[key] as an object; absent or null (or a nil m) is nil.
-// path is m's locator, for errors.
-func mapAt(m map[string]any, key, path string) (map[string]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: expected object, got %s", join(path, key), describe(v))
-	}
-	return out, nil
-}
-
-// listAt returns m[key] as a list; absent or null is nil.
-func listAt(m map[string]any, key, path string) ([]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: expected list, got %s", join(path, key), describe(v))
-	}
-	return out, nil
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// integer reads a JSON number that holds an integer.
-func integer(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case float64:
-		if n == float64(int64(n)) {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
-
-// claimTemplateNames lists volumeClaimTemplates[*].metadata.name of a
-// leaderWorkerTemplate, skipping malformed entries.
-func claimTemplateNames(lwt map[string]any) []string {
-	list, _ := lwt["volumeClaimTemplates"].([]any)
-	var names []string
-	for _, el := range list {
-		m, _ := el.(map[string]any)
-		meta, _ := m["metadata"].(map[string]any)
-		if n, _ := meta["name"].(string); n != "" {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
-// describe names the JSON type of an unstructured value.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int, int32, int64, float32, float64:
-		return "number"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
+	f.Properties = append(f.Properties, adapter.Property{Name: name, Value: podtemplate.RedactInto(s, locator, f)})
 }

@@ -88,6 +88,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
@@ -142,12 +143,8 @@ var kinds = []adapter.Kind{
 	{Group: Group, Kind: "NIMService", Resource: "nimservices", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked},
 }
 
-var (
-	// digestTag is a digest written as a tag.
-	digestTag = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	// versionTag is podtemplate's rule for a tag that reads as a version.
-	versionTag = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)+([.+_-][0-9A-Za-z][0-9A-Za-z.+_-]*)?$`)
-)
+// digestTag is a digest written as a tag.
+var digestTag = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 type nimAdapter struct{}
 
@@ -191,7 +188,7 @@ func (s *scraper) scrape(obj *unstructured.Unstructured) error {
 	s.f.Models = append(s.f.Models, models...)
 	s.f.Redactions = append(s.f.Redactions, reds...)
 
-	spec, err := mapAt(obj.Object, "spec", "")
+	spec, err := fields.Object(obj.Object, "spec", "")
 	if err != nil {
 		return err
 	}
@@ -205,7 +202,7 @@ func (s *scraper) scrape(obj *unstructured.Unstructured) error {
 		field string
 		init  bool
 	}{{"initContainers", true}, {"sidecarContainers", false}} {
-		items, err := listAt(spec, list.field, "spec")
+		items, err := fields.List(spec, list.field, "spec")
 		if err != nil {
 			return err
 		}
@@ -213,7 +210,7 @@ func (s *scraper) scrape(obj *unstructured.Unstructured) error {
 			path := fmt.Sprintf("spec.%s[%d]", list.field, i)
 			c, ok := raw.(map[string]any)
 			if !ok {
-				return fmt.Errorf("%s: expected object, got %s", path, describe(raw))
+				return fields.TypeError(path, "object", raw)
 			}
 			cf, err := podtemplate.ScrapeContainer(c, path, podtemplate.ContainerOptions{Init: list.init})
 			if err != nil {
@@ -222,7 +219,7 @@ func (s *scraper) scrape(obj *unstructured.Unstructured) error {
 			s.f.Merge(cf)
 		}
 	}
-	if n, ok := integer(spec["replicas"]); ok {
+	if n, ok := fields.Integer(spec["replicas"]); ok {
 		s.prop(PropertyReplicas, strconv.FormatInt(n, 10))
 	}
 	if err := s.storage(spec); err != nil {
@@ -242,22 +239,11 @@ func (s *scraper) scrape(obj *unstructured.Unstructured) error {
 // podAnnotations reads the model annotations of spec.annotations, which the
 // operator puts on the pods it creates.
 func (s *scraper) podAnnotations(spec map[string]any) error {
-	ann, err := mapAt(spec, "annotations", "spec")
+	ann, err := podtemplate.ModelAnnotations(spec, "spec")
 	if err != nil || ann == nil {
 		return err
 	}
-	out := map[string]string{}
-	for k, v := range ann {
-		if !strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) {
-			continue
-		}
-		str, ok := v.(string)
-		if !ok && v != nil {
-			return fmt.Errorf("spec.annotations[%s]: expected string, got %s", k, describe(v))
-		}
-		out[k] = str
-	}
-	models, reds := podtemplate.ModelsFromAnnotations(out, "spec.annotations", adapter.SourcePodTemplateAnnotation)
+	models, reds := podtemplate.ModelsFromAnnotations(ann, "spec.annotations", adapter.SourcePodTemplateAnnotation)
 	s.f.Models = append(s.f.Models, models...)
 	s.f.Redactions = append(s.f.Redactions, reds...)
 	return nil
@@ -266,15 +252,15 @@ func (s *scraper) podAnnotations(spec map[string]any) error {
 // main reads the NIM container: image, runtime, command, args and env, and
 // the model the image implies.
 func (s *scraper) main(spec map[string]any) error {
-	img, err := mapAt(spec, "image", "spec")
+	img, err := fields.Object(spec, "image", "spec")
 	if err != nil {
 		return err
 	}
-	repo, err := stringAt(img, "repository", "spec.image")
+	repo, _, err := fields.String(img, "repository", "spec.image")
 	if err != nil {
 		return err
 	}
-	tag, err := stringAt(img, "tag", "spec.image")
+	tag, _, err := fields.String(img, "tag", "spec.image")
 	if err != nil {
 		return err
 	}
@@ -305,7 +291,7 @@ func (s *scraper) main(spec map[string]any) error {
 		cf.Containers[i].PodNames = s.podNames()
 	}
 	version := ""
-	if versionTag.MatchString(tag) {
+	if podtemplate.IsVersionTag(tag) {
 		version = tag
 	}
 	cf.Runtimes = []adapter.Runtime{{
@@ -314,10 +300,7 @@ func (s *scraper) main(spec map[string]any) error {
 	}}
 	if !namesModel(cf.Models) {
 		if model, ok := ModelFromImage(repo); ok {
-			name, reasons := podtemplate.Redact(model)
-			for _, r := range reasons {
-				cf.Redactions = append(cf.Redactions, adapter.Redaction{Locator: "spec.image.repository", Reason: r})
-			}
+			name := podtemplate.RedactInto(model, "spec.image.repository", &cf)
 			cf.Models = append(cf.Models, adapter.Model{
 				Name: name, Confidence: adapter.Inferred,
 				Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: "spec.image.repository"},
@@ -371,16 +354,16 @@ func ModelFromImage(repository string) (string, bool) {
 // storage reads spec.storage.
 func (s *scraper) storage(spec map[string]any) error {
 	const path = "spec.storage"
-	st, err := mapAt(spec, "storage", "spec")
+	st, err := fields.Object(spec, "storage", "spec")
 	if err != nil || st == nil {
 		return err
 	}
 
-	cache, err := mapAt(st, "nimCache", path)
+	cache, err := fields.Object(st, "nimCache", path)
 	if err != nil {
 		return err
 	}
-	name, err := stringAt(cache, "name", path+".nimCache")
+	name, _, err := fields.String(cache, "name", path+".nimCache")
 	if err != nil {
 		return err
 	}
@@ -390,11 +373,11 @@ func (s *scraper) storage(spec map[string]any) error {
 	}
 	s.str(PropertyStoragePrefix+"nimCache.profile", cache["profile"], path+".nimCache.profile")
 
-	pvc, err := mapAt(st, "pvc", path)
+	pvc, err := fields.Object(st, "pvc", path)
 	if err != nil {
 		return err
 	}
-	pvcName, err := stringAt(pvc, "name", path+".pvc")
+	pvcName, _, err := fields.String(pvc, "name", path+".pvc")
 	if err != nil {
 		return err
 	}
@@ -414,7 +397,7 @@ func (s *scraper) storage(spec map[string]any) error {
 		s.str(PropertyStoragePrefix+"pvc."+k, pvc[k], path+".pvc."+k)
 	}
 
-	hostPath, err := stringAt(st, "hostPath", path)
+	hostPath, _, err := fields.String(st, "hostPath", path)
 	if err != nil {
 		return err
 	}
@@ -426,7 +409,7 @@ func (s *scraper) storage(spec map[string]any) error {
 	if v, ok := st["emptyDir"]; ok && v != nil {
 		ed, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s.emptyDir: expected object, got %s", path, describe(v))
+			return fields.TypeError(path+".emptyDir", "object", v)
 		}
 		s.data("emptyDir", "emptyDir", path+".emptyDir")
 		if !s.quantity(PropertyStoragePrefix+"emptyDir.sizeLimit", ed["sizeLimit"], path+".emptyDir.sizeLimit") {
@@ -442,7 +425,7 @@ func (s *scraper) storage(spec map[string]any) error {
 // multiNode reads spec.multiNode.
 func (s *scraper) multiNode(spec map[string]any) error {
 	const path = "spec.multiNode"
-	mn, err := mapAt(spec, "multiNode", "spec")
+	mn, err := fields.Object(spec, "multiNode", "spec")
 	if err != nil || mn == nil {
 		return err
 	}
@@ -451,17 +434,17 @@ func (s *scraper) multiNode(spec map[string]any) error {
 		backend = DefaultBackendType
 	}
 	s.str(PropertyMultiNodePrefix+"backendType", backend, path+".backendType")
-	par, err := mapAt(mn, "parallelism", path)
+	par, err := fields.Object(mn, "parallelism", path)
 	if err != nil {
 		return err
 	}
 	for _, k := range []string{"pipeline", "tensor"} {
-		if n, ok := integer(par[k]); ok {
+		if n, ok := fields.Integer(par[k]); ok {
 			s.prop(PropertyMultiNodePrefix+"parallelism."+k, strconv.FormatInt(n, 10))
 		}
 	}
 	for _, k := range []string{"size", "gpusPerPod"} {
-		if n, ok := integer(mn[k]); ok {
+		if n, ok := fields.Integer(mn[k]); ok {
 			s.prop(PropertyMultiNodePrefix+k, strconv.FormatInt(n, 10))
 		}
 	}
@@ -492,7 +475,7 @@ func (s *scraper) str(name string, v any, locator string) {
 // quantity records a resource quantity written as a string or an integer,
 // and says whether it did.
 func (s *scraper) quantity(name string, v any, locator string) bool {
-	if n, ok := integer(v); ok {
+	if n, ok := fields.Integer(v); ok {
 		s.prop(name, strconv.FormatInt(n, 10))
 		return true
 	}
@@ -505,92 +488,5 @@ func (s *scraper) quantity(name string, v any, locator string) bool {
 
 // redact masks secrets in a value and records each redaction at locator.
 func (s *scraper) redact(v, locator string) string {
-	out, reasons := podtemplate.Redact(v)
-	for _, r := range reasons {
-		s.f.Redactions = append(s.f.Redactions, adapter.Redaction{Locator: locator, Reason: r})
-	}
-	return out
-}
-
-// mapAt returns m[key] as an object; absent or null (or a nil m) is nil.
-// path is m's locator, for errors.
-func mapAt(m map[string]any, key, path string) (map[string]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: expected object, got %s", join(path, key), describe(v))
-	}
-	return out, nil
-}
-
-// listAt returns m[key] as a list; absent or null is nil.
-func listAt(m map[string]any, key, path string) ([]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: expected list, got %s", join(path, key), describe(v))
-	}
-	return out, nil
-}
-
-// stringAt returns m[key] as a string; absent or null is "".
-func stringAt(m map[string]any, key, path string) (string, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return "", nil
-	}
-	out, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("%s: expected string, got %s", join(path, key), describe(v))
-	}
-	return out, nil
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// integer reads a JSON number that holds an integer.
-func integer(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case float64:
-		if n == float64(int64(n)) {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
-
-// describe names the JSON type of an unstructured value.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int, int32, int64, float32, float64:
-		return "number"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
+	return podtemplate.RedactInto(v, locator, &s.f)
 }

@@ -18,6 +18,13 @@
 // keeps one entry per scraper. ScrapeContainer and the other helpers return
 // no Scrapers entry: the caller that uses them names its own scraper.
 //
+// Adapters that read a CRD's own fields, not a pod template, share its rules
+// through ModelAnnotations (the model annotations of a metadata object),
+// ClaimTemplateNames (for Options.VolumeClaimTemplates), IsVersionTag (when a
+// tag versions a runtime) and RedactInto (redact a value, record why). The
+// typed field readers with locators they use are in package
+// pkg/adapter/fields.
+//
 // # Heuristics
 //
 //   - Containers and init containers become adapter.Container entries

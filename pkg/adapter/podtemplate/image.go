@@ -82,6 +82,13 @@ var runtimePatterns = []runtimePattern{
 // "0.6.3.post1", "2.9.0-py310-gpu").
 var versionTag = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)+([.+_-][0-9A-Za-z][0-9A-Za-z.+_-]*)?$`)
 
+// IsVersionTag reports whether an image tag reads as a version: digits with
+// at least one dot, an optional leading "v" and an optional suffix ("1.12.0",
+// "v0.6.3", "24.08-py3", "1.8.0-rtx"); not "latest", "main" or a digest.
+// RuntimeFromImage versions a runtime by such a tag; adapters that name a
+// runtime from a CRD field use it to do the same.
+func IsVersionTag(tag string) bool { return versionTag.MatchString(tag) }
+
 // RuntimeFromImage names the serving runtime an image reference runs, when
 // its normalised repository (see ParseImage) is a known serving image. The
 // version is the tag when the tag looks like a version ("v0.6.3", "1.12",
@@ -93,7 +100,7 @@ func RuntimeFromImage(image string) (name, version string, ok bool) {
 	}
 	for _, p := range runtimePatterns {
 		if repo == p.repo || (p.prefix && strings.HasPrefix(repo, p.repo) && len(repo) > len(p.repo)) {
-			if versionTag.MatchString(tag) {
+			if IsVersionTag(tag) {
 				version = tag
 			}
 			return p.runtime, version, true

@@ -161,7 +161,7 @@ func addModel(f *adapter.Findings, val string, env map[string]string, conf adapt
 	if !ok || val == "" {
 		return
 	}
-	name := redactInto(val, locator, f)
+	name := RedactInto(val, locator, f)
 	f.Models = append(f.Models, adapter.Model{
 		Name: name, Confidence: conf,
 		Evidence: adapter.Evidence{Source: src, Locator: locator},
@@ -194,7 +194,7 @@ func ModelsFromAnnotations(annotations map[string]string, prefix string, src ada
 		if val == "" {
 			continue
 		}
-		val = redactInto(val, locator, &f)
+		val = RedactInto(val, locator, &f)
 		name, version := val, ""
 		if i := strings.LastIndexByte(val, '@'); i > 0 && !strings.Contains(val, "://") && annotationVersion.MatchString(val[i+1:]) {
 			name, version = val[:i], val[i+1:]

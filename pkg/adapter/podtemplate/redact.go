@@ -146,9 +146,10 @@ func hasLetter(s string) bool {
 	return strings.ContainsAny(s, "abcdefABCDEF")
 }
 
-// redactInto redacts s and records one adapter.Redaction per reason at
-// locator.
-func redactInto(s, locator string, f *adapter.Findings) string {
+// RedactInto redacts s with Redact, records one adapter.Redaction per
+// reason at locator in f, and returns the redacted value. Adapters pass
+// every string that becomes a finding or a property through it.
+func RedactInto(s, locator string, f *adapter.Findings) string {
 	out, reasons := Redact(s)
 	for _, r := range reasons {
 		f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: r})

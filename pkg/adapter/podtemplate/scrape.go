@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/fields"
 )
 
 // Scraper identity recorded in adapter.Findings.Scrapers.
@@ -91,18 +92,18 @@ func containsScraper(list []adapter.Scraper, s adapter.Scraper) bool {
 // naming its locator; no partial findings are returned then.
 func ScrapeTemplate(template map[string]any, path string, opts Options) (adapter.Findings, error) {
 	f := newFindings(opts)
-	meta, err := mapField(template, "metadata", path)
+	meta, err := fields.Object(template, "metadata", path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
-	ann, err := modelAnnotations(meta, path+".metadata")
+	ann, err := ModelAnnotations(meta, path+".metadata")
 	if err != nil {
 		return adapter.Findings{}, err
 	}
 	models, reds := ModelsFromAnnotations(ann, path+".metadata.annotations", adapter.SourcePodTemplateAnnotation)
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
-	spec, err := mapField(template, "spec", path)
+	spec, err := fields.Object(template, "spec", path)
 	if err != nil {
 		return adapter.Findings{}, err
 	}
@@ -167,7 +168,7 @@ type podScraper struct {
 func scrapeSpec(spec map[string]any, specPath string, opts Options, f *adapter.Findings) error {
 	ps := podScraper{group: opts.Group, volumes: spec["volumes"], volumesPath: specPath + ".volumes", claims: opts.VolumeClaimTemplates}
 	for _, field := range []string{"initContainers", "containers"} {
-		list, err := listField(spec, field, specPath)
+		list, err := fields.List(spec, field, specPath)
 		if err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ var containerFields = []string{"name", "image", "command", "args", "env", "volum
 func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Findings) error {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%s: expected object, got %s", cpath, describe(raw))
+		return fields.TypeError(cpath, "object", raw)
 	}
 	var c corev1.Container
 	if err := decode(m, containerFields, cpath, &c); err != nil {
@@ -253,7 +254,7 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 			name += " (" + detail + ")"
 		}
 		f.Data = append(f.Data, adapter.Data{
-			Name: redactInto(name, loc, f), Kind: kind, Confidence: adapter.Inferred,
+			Name: RedactInto(name, loc, f), Kind: kind, Confidence: adapter.Inferred,
 			Evidence: adapter.Evidence{Source: adapter.SourceVolumeSource, Locator: loc},
 		})
 	}
@@ -271,7 +272,7 @@ func (ps *podScraper) volume(name string) (kind, detail string, err error) {
 	if ps.volumes != nil {
 		list, ok := ps.volumes.([]any)
 		if !ok {
-			return "", "", fmt.Errorf("%s: expected list, got %s", ps.volumesPath, describe(ps.volumes))
+			return "", "", fields.TypeError(ps.volumesPath, "list", ps.volumes)
 		}
 		for i, raw := range list {
 			m, ok := raw.(map[string]any)
@@ -372,36 +373,16 @@ func fromUnstructured(m map[string]any, out any) (err error) {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
 }
 
-// mapField returns m[key] as an object; absent or null is nil.
-func mapField(m map[string]any, key, path string) (map[string]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s.%s: expected object, got %s", path, key, describe(v))
-	}
-	return out, nil
-}
-
-// listField returns m[key] as a list; absent or null is nil.
-func listField(m map[string]any, key, path string) ([]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	out, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s.%s: expected list, got %s", path, key, describe(v))
-	}
-	return out, nil
-}
-
-// modelAnnotations returns the ModelAnnotationPrefix annotations of an
-// object's metadata. Other annotations are not checked.
-func modelAnnotations(meta map[string]any, path string) (map[string]string, error) {
-	ann, err := mapField(meta, "annotations", path)
+// ModelAnnotations returns the ModelAnnotationPrefix annotations of m (an
+// object's metadata, or any object with an "annotations" map) located at
+// path, for ModelsFromAnnotations. Other annotations are not checked. An
+// absent or null annotations map gives nil; annotations that are not an
+// object, or a model annotation whose value is not a string, are an error
+// naming its locator ("<path>.annotations[model.aibom.dev/name]"). A null
+// model annotation reads as "".
+func ModelAnnotations(m map[string]any, path string) (map[string]string, error) {
+	annPath := fields.Path(path, "annotations")
+	ann, err := fields.Object(m, "annotations", path)
 	if err != nil || ann == nil {
 		return nil, err
 	}
@@ -412,28 +393,26 @@ func modelAnnotations(meta map[string]any, path string) (map[string]string, erro
 		}
 		s, ok := v.(string)
 		if !ok && v != nil {
-			return nil, fmt.Errorf("%s.annotations[%s]: expected string, got %s", path, k, describe(v))
+			return nil, fields.TypeError(fields.Path(annPath, k), "string", v)
 		}
 		out[k] = s
 	}
 	return out, nil
 }
 
-// describe names the JSON type of an unstructured value.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int, int32, int64, float32, float64:
-		return "number"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "object"
+// ClaimTemplateNames lists the names (metadata.name) of the
+// volumeClaimTemplates of m (a StatefulSet spec, a LeaderWorkerSet's
+// leaderWorkerTemplate, ...), for Options.VolumeClaimTemplates. Malformed
+// entries and empty names are skipped; a nil m gives nil.
+func ClaimTemplateNames(m map[string]any) []string {
+	list, _ := m["volumeClaimTemplates"].([]any)
+	var names []string
+	for _, el := range list {
+		c, _ := el.(map[string]any)
+		meta, _ := c["metadata"].(map[string]any)
+		if n, _ := meta["name"].(string); n != "" {
+			names = append(names, n)
+		}
 	}
-	return fmt.Sprintf("%T", v)
+	return names
 }
