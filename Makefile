@@ -21,6 +21,7 @@ verify-generated: generate ## Fail when generated files are stale
 
 build: ## Build the controller into bin/
 	go build -o bin/aibom-controller ./cmd/controller
+	go build -o bin/aibom ./cmd/aibom
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

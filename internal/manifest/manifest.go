@@ -6,112 +6,42 @@
 package manifest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Load reads every object from files and directories (*.yaml, *.yml, *.json,
-// in lexical order). Errors name the file and the document's first line.
+// in lexical order). Errors name the file and line.
 func Load(paths ...string) ([]*unstructured.Unstructured, error) {
-	var files []string
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		entries, err := os.ReadDir(p)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			ext := filepath.Ext(e.Name())
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-				files = append(files, filepath.Join(p, e.Name()))
-			}
-		}
+	sources, err := LoadSources(paths...)
+	if err != nil {
+		return nil, err
 	}
-	var out []*unstructured.Unstructured
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := Decode(f, data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-	}
-	return out, nil
+	return objects(sources), nil
 }
 
 // Decode splits a multi-document stream into objects; name is used in
 // errors.
 func Decode(name string, data []byte) ([]*unstructured.Unstructured, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	line := 1
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		start := line
-		line += bytes.Count(doc, []byte("\n"))
-		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
-			continue
-		}
-		obj := &unstructured.Unstructured{}
-		if err := utilyaml.Unmarshal(doc, &obj.Object); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, start, err)
-		}
-		if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("%s:%d: object without apiVersion or kind", name, start)
-		}
-		if obj.IsList() {
-			list, err := obj.ToList()
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, start, err)
-			}
-			for i := range list.Items {
-				out = append(out, &list.Items[i])
-			}
-			continue
-		}
-		out = append(out, obj)
+	sources, err := DecodeSources(name, data)
+	if err != nil {
+		return nil, err
 	}
+	return objects(sources), nil
 }
 
-func stripComments(doc []byte) []byte {
-	var b bytes.Buffer
-	for _, l := range strings.Split(string(doc), "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
+func objects(sources []Source) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(sources))
+	for i, s := range sources {
+		out[i] = s.Object
 	}
-	return b.Bytes()
+	return out
 }
 
 type objectKey struct {

@@ -88,6 +88,8 @@ func (r *Registry) Lookup(gk schema.GroupKind) (Entry, bool) {
 // registered, regardless of the current health of the kind's watch, so that
 // suppression stays stable through an outage.
 func (r *Registry) IsTracked(gk schema.GroupKind) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
 	return ok && e.Role == adapter.RoleTracked
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,9 +158,14 @@ func (s *Supervisor) NeedLeaderElection() bool { return false }
 // restarts one whose preferred served version changed, and stops the caches
 // of kinds no longer served.
 func (s *Supervisor) discover(ctx context.Context) {
-	served := map[string]map[string]string{} // group/version -> kind -> resource
+	served := &ServedVersions{Discovery: s.discovery}
 	for _, e := range s.Registry.Entries() {
-		version, ok := s.servedVersion(e, served)
+		version, ok, err := served.Preferred(e)
+		if err != nil {
+			// Neither start nor stop on a failed discovery: next pass.
+			s.Log.V(1).Info("discovery failed; trying again next pass", "kind", e.Kind.String(), "error", err.Error())
+			continue
+		}
 		s.mu.RLock()
 		kw := s.kinds[e.GroupKind()]
 		s.mu.RUnlock()
@@ -192,34 +196,6 @@ func (s *Supervisor) discover(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// servedVersion returns the adapter's most preferred version of a kind that
-// the cluster serves.
-func (s *Supervisor) servedVersion(e Entry, served map[string]map[string]string) (string, bool) {
-	for _, v := range e.Versions {
-		gv := schema.GroupVersion{Group: e.Group, Version: v}.String()
-		kinds, ok := served[gv]
-		if !ok {
-			kinds = map[string]string{}
-			list, err := s.discovery.ServerResourcesForGroupVersion(gv)
-			if err != nil && !apierrors.IsNotFound(err) {
-				s.Log.V(1).Info("discovery failed; trying again next pass", "groupVersion", gv, "error", err.Error())
-			}
-			if list != nil {
-				for _, r := range list.APIResources {
-					if !strings.Contains(r.Name, "/") { // not a subresource
-						kinds[r.Kind] = r.Name
-					}
-				}
-			}
-			served[gv] = kinds
-		}
-		if kinds[e.Kind.Kind] == e.Resource {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 func (s *Supervisor) start(ctx context.Context, e Entry) error {

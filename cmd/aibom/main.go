@@ -1,0 +1,22 @@
+// Command aibom is the command line of the AIBOM project: "aibom scan"
+// computes, offline, from manifests or from a read-only snapshot of a
+// cluster, exactly the CycloneDX documents the controller writes; "aibom
+// adapters" and "aibom version" describe the binary. The logic lives in
+// internal/scan.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/aibom-dev/aibom/internal/scan"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := scan.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

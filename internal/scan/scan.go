@@ -1,0 +1,144 @@
+// Package scan is the logic of the aibom command line: it loads workloads from
+// manifests or from a read-only snapshot of a live cluster into an in-memory
+// store, and computes for every root exactly the document the controller
+// would write (core.Walker, core.Closure, core.BuildReport), then prints
+// them as a table, as JSON or into one file per root.
+package scan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/document"
+)
+
+// Root is one reported workload: a tracked object without a tracked owner,
+// and what the controller would write for it.
+type Root struct {
+	Entry  core.Entry
+	Object *unstructured.Unstructured
+	// Descendants is what the root absorbs.
+	Descendants core.Descendants
+	// Report is core.BuildReport's result; Report.Status.Document is the
+	// document.
+	Report core.Report
+	// AIBOMName is the name of the AIBOM the controller would write.
+	AIBOMName string
+}
+
+// Document returns the root's document ("" when none could be built).
+func (r Root) Document() string { return r.Report.Status.Document }
+
+// Err returns why the root has no (complete) document, if it has none.
+func (r Root) Err() error {
+	switch {
+	case r.Report.ScrapeErr != nil:
+		return fmt.Errorf("scrape: %w", r.Report.ScrapeErr)
+	case r.Report.BuildErr != nil:
+		return fmt.Errorf("build: %w", r.Report.BuildErr)
+	}
+	return nil
+}
+
+// Digests counts the container components of the document and those of them
+// whose digest is resolved (carry a hash).
+func (r Root) Digests() (resolved, total int) {
+	var bom struct {
+		Components []struct {
+			Type   string            `json:"type"`
+			Hashes []json.RawMessage `json:"hashes"`
+		} `json:"components"`
+	}
+	if json.Unmarshal([]byte(r.Document()), &bom) != nil {
+		return 0, 0
+	}
+	for _, c := range bom.Components {
+		if c.Type != "container" {
+			continue
+		}
+		total++
+		if len(c.Hashes) > 0 {
+			resolved++
+		}
+	}
+	return resolved, total
+}
+
+// Options tune Evaluate.
+type Options struct {
+	// Tool names the program in documents.
+	Tool document.Tool
+	// MaxDocumentBytes is the inline cap of a document; 0 means no cap.
+	MaxDocumentBytes int
+	// Namespace, when set, tells whether roots in a namespace are reported
+	// (the opt-in filter); nil reports every namespace.
+	Namespace func(namespace string) bool
+}
+
+// Evaluate finds every root in store and builds its report, the way the
+// reconciler does for each tracked workload: a tracked object whose upward
+// walk finds a tracked owner is absorbed and not reported; any other one is
+// a root, reported with the closure of its descendants. Roots are sorted by
+// namespace, kind, group and name.
+func Evaluate(ctx context.Context, reg *core.Registry, store core.Store, opts Options) ([]Root, error) {
+	walker := core.Walker{Registry: reg, Store: store}
+	closure := core.Closure{Registry: reg, Store: store}
+	var roots []Root
+	for _, e := range reg.TrackedEntries() {
+		objs, err := store.InNamespace(ctx, e, "")
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", e.Kind.String(), err)
+		}
+		for _, o := range objs {
+			if opts.Namespace != nil && !opts.Namespace(o.GetNamespace()) {
+				continue
+			}
+			if walk := walker.TrackedOwner(ctx, o); walk.Owner != nil {
+				continue
+			}
+			u, err := asUnstructured(o)
+			if err != nil {
+				return nil, err
+			}
+			desc, err := closure.Descendants(ctx, u)
+			if err != nil {
+				return nil, err
+			}
+			rep := core.BuildReport(ctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
+			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName())})
+		}
+	}
+	sort.SliceStable(roots, func(i, j int) bool {
+		a, b := roots[i], roots[j]
+		switch {
+		case a.Object.GetNamespace() != b.Object.GetNamespace():
+			return a.Object.GetNamespace() < b.Object.GetNamespace()
+		case a.Entry.Kind.Kind != b.Entry.Kind.Kind:
+			return a.Entry.Kind.Kind < b.Entry.Kind.Kind
+		case a.Entry.Group != b.Entry.Group:
+			return a.Entry.Group < b.Entry.Group
+		}
+		return a.Object.GetName() < b.Object.GetName()
+	})
+	return roots, nil
+}
+
+func asUnstructured(o client.Object) (*unstructured.Unstructured, error) {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetNamespace(), o.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+	return u, nil
+}
