@@ -118,7 +118,7 @@ func Resolve(containers []adapter.Container, pods []Pod) []document.ContainerDig
 
 func resolveOne(c adapter.Container, pods []Pod) document.ContainerDigest {
 	unresolved := document.ContainerDigest{Confidence: adapter.Unresolved}
-	repo, _, pinned := ParseImage(c.Image)
+	repo, tag, pinned := ParseImage(c.Image)
 	if pinned != "" {
 		return document.ContainerDigest{
 			Digest:     pinned,
@@ -139,6 +139,12 @@ func resolveOne(c adapter.Container, pods []Pod) document.ContainerDigest {
 		for _, s := range p.Statuses {
 			idRepo, d, ok := ParseImageID(s.ImageID)
 			if !ok {
+				continue
+			}
+			// A status that names another tag of the repository runs another
+			// image: components of one root often share a container name
+			// ("main") and a repository, but not their tags.
+			if _, statusTag, _ := ParseImage(s.Image); tag != "" && statusTag != "" && statusTag != tag {
 				continue
 			}
 			nameMatch := names[s.Name]

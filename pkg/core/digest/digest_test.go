@@ -149,6 +149,24 @@ func TestResolve(t *testing.T) {
 
 		// Rule 2: the running digest of the same repository.
 		{
+			// Two Dynamo components both name their container "main" and
+			// run one repository: a pod of the 0.4.1 component must not
+			// lend its digest to the 0.3.2 component.
+			name: "same name and repository, another tag",
+			c:    container("main", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.3.2"),
+			pods: []Pod{pod("worker", status("main", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.1", "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+dA))},
+			want: document.ContainerDigest{Confidence: adapter.Unresolved},
+		},
+		{
+			name: "same name, repository and tag among pods of other tags",
+			c:    container("main", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.1"),
+			pods: []Pod{
+				pod("frontend", status("main", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.3.2", "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+dB)),
+				pod("worker", status("main", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.1", "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+dA)),
+			},
+			want: fromPod(dA, "worker", "main"),
+		},
+		{
 			name: "same name and repository",
 			c:    container("main", "nginx:1.25"),
 			pods: []Pod{pod("p1", status("main", "docker.io/library/nginx:1.25", "docker.io/library/nginx@"+dA))},
