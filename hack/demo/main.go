@@ -36,7 +36,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	env, err := controlplane.New()
+	// Minimal stand-ins for the operators' CRDs (Dynamo, Grove, LWS, NIM),
+	// as a cluster running those operators would serve them.
+	env, err := controlplane.New("test/crds/dynamo/v1beta1", "test/crds/grove", "test/crds/lws", "test/crds/nim")
 	if err != nil {
 		return err
 	}
@@ -109,29 +111,37 @@ func run() error {
 	}
 	printTable(list)
 	for _, a := range list.Items {
-		if a.Spec.Subject.Kind == "Deployment" {
-			fmt.Printf("\ndemo: the document of %s/%s (Deployment %s):\n%s\n", a.Namespace, a.Name, a.Spec.Subject.Name, a.Status.Document)
-			path := filepath.Join(out, a.Name+".cdx.json")
-			_ = os.WriteFile(path, []byte(a.Status.Document), 0o644)
+		path := filepath.Join(out, a.Name+".cdx.json")
+		if err := os.WriteFile(path, []byte(a.Status.Document), 0o644); err != nil {
+			return err
+		}
+		if a.Spec.Subject.Kind == "DynamoGraphDeployment" {
+			fmt.Printf("\ndemo: the document of %s/%s (DynamoGraphDeployment %s, absorbing %s):\n%s\n",
+				a.Namespace, a.Name, a.Spec.Subject.Name, strings.Join(a.Status.Absorbed, ", "), a.Status.Document)
 		}
 	}
 	fmt.Printf("demo: documents and the controller log are in %s\n", out)
 	return nil
 }
 
-// ready reports whether the example Deployment's AIBOM exists with its
-// running digest resolved and no AIBOM lacks a Ready condition.
+// ready reports whether the examples' AIBOMs are complete: the vLLM
+// Deployment's and the Dynamo graph's, with their running digests, the graph
+// having absorbed its four workloads, and every AIBOM with a Ready condition.
 func ready(list v1alpha1.AIBOMList) bool {
-	deployment := false
+	deployment, graph := false, false
 	for _, a := range list.Items {
 		if meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady) == nil {
 			return false
 		}
-		if a.Spec.Subject.Kind == "Deployment" && strings.Contains(a.Status.Document, `"SHA-256"`) {
-			deployment = true
+		digest := strings.Contains(a.Status.Document, `"SHA-256"`)
+		switch a.Spec.Subject.Kind {
+		case "Deployment":
+			deployment = deployment || digest
+		case "DynamoGraphDeployment":
+			graph = digest && len(a.Status.Absorbed) == 4
 		}
 	}
-	return deployment
+	return deployment && graph
 }
 
 func printTable(list v1alpha1.AIBOMList) {

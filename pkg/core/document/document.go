@@ -113,9 +113,9 @@ type Summary struct {
 	Models []string
 	// Images is the number of container components.
 	Images int
-	// Confidence is the aggregate confidence: the weakest confidence among
-	// the runtime and model claims that are not unresolved, or
-	// adapter.Unresolved when there are none.
+	// Confidence is the aggregate confidence: for each distinct runtime and
+	// model (by name) its strongest claim that is not unresolved, then the
+	// weakest of those; adapter.Unresolved when there are none.
 	Confidence adapter.Confidence
 }
 
@@ -430,6 +430,7 @@ func summarise(facts []fact) Summary {
 	s := Summary{Confidence: adapter.Unresolved}
 	best := -1
 	models := map[string]bool{}
+	strongest := map[claimKey]adapter.Confidence{}
 	for _, f := range facts {
 		switch f.tier {
 		case tierContainer, tierInitContainer:
@@ -446,12 +447,21 @@ func summarise(facts []fact) Summary {
 		if r == 0 {
 			continue
 		}
-		if s.Confidence == adapter.Unresolved || r < s.Confidence.Rank() {
-			s.Confidence = f.confidence
+		key := claimKey{f.tier, f.component.Name}
+		if prev, ok := strongest[key]; !ok || r > prev.Rank() {
+			strongest[key] = f.confidence
 		}
 		if f.tier == tierRuntime && r > best {
 			best = r
 			s.Runtime = f.component.Name
+		}
+	}
+	// A runtime or model claimed twice (a declared backendFramework and the
+	// image pattern that agrees with it) is known as well as its strongest
+	// claim; the aggregate is the weakest of those.
+	for _, c := range strongest {
+		if s.Confidence == adapter.Unresolved || c.Rank() < s.Confidence.Rank() {
+			s.Confidence = c
 		}
 	}
 	for m := range models {
@@ -459,6 +469,12 @@ func summarise(facts []fact) Summary {
 	}
 	slices.Sort(s.Models)
 	return s
+}
+
+// claimKey identifies a runtime or model claim for the aggregate confidence.
+type claimKey struct {
+	tier tier
+	name string
 }
 
 // encode writes the document with the given components.

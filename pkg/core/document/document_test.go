@@ -390,7 +390,7 @@ func TestComponents(t *testing.T) {
 		Runtime:    "vllm",
 		Models:     []string{"meta-llama/Llama-3.1-8B-Instruct"},
 		Images:     2,
-		Confidence: adapter.Inferred,
+		Confidence: adapter.Declared,
 	}, res.Summary)
 }
 
@@ -478,6 +478,10 @@ func TestAggregateConfidence(t *testing.T) {
 		{name: "weakest wins", runtimes: []adapter.Runtime{rt(adapter.Declared)}, models: []adapter.Model{md(adapter.Inferred)}, want: adapter.Inferred, runtime: "rt-declared"},
 		{name: "unresolved ignored", runtimes: []adapter.Runtime{rt(adapter.Unresolved), rt(adapter.Declared)}, want: adapter.Declared, runtime: "rt-declared"},
 		{name: "strongest runtime", runtimes: []adapter.Runtime{rt(adapter.Inferred), rt(adapter.Declared)}, want: adapter.Inferred, runtime: "rt-declared"},
+		{name: "one runtime claimed twice counts as its strongest claim", runtimes: []adapter.Runtime{
+			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, "spec.image")},
+			{Name: "vllm", Confidence: adapter.Declared, Evidence: ev(adapter.SourceCRDField, "spec.backendFramework")},
+		}, models: []adapter.Model{md(adapter.Declared)}, want: adapter.Declared, runtime: "vllm"},
 		{name: "data does not count", data: []adapter.Data{{Name: "d", Kind: "pvc", Confidence: adapter.Inferred}}, want: adapter.Unresolved},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/aibom-dev/aibom/examples/kserve/kserve"
+	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
+	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
+)
+
+// TestPluginBinary builds this plugin and loads it the way the controller
+// does (--adapter-plugin): a real process, the go-plugin handshake, gRPC.
+func TestPluginBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the plugin binary")
+	}
+	bin := filepath.Join(t.TempDir(), "kserve")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	c, err := plugin.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	if c.Name() != kserve.Name || len(c.Kinds()) != 1 || c.Kinds()[0].Kind != "InferenceService" {
+		t.Fatalf("plugin says it is %q with kinds %+v", c.Name(), c.Kinds())
+	}
+	data, err := os.ReadFile("kserve/testdata/sklearn-iris.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := conformance.DecodeObject(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.Scrape(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runtimes) == 0 || f.Runtimes[0].Name != "sklearn" {
+		t.Errorf("runtimes over the plugin = %+v", f.Runtimes)
+	}
+}
