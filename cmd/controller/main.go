@@ -23,6 +23,8 @@ import (
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/version"
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
@@ -47,6 +49,8 @@ func run() error {
 		showVersion       bool
 		listAdapters      bool
 		zapOpts           = zap.Options{Development: false}
+		pluginPaths       pluginList
+		pluginDir         string
 	)
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -58,6 +62,8 @@ func run() error {
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
+	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); see docs/plugins.md.")
+	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -69,6 +75,14 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("--adapters: %w", err)
 	}
+	// Out-of-tree adapters join the registry like in-tree ones, under the
+	// plugin's own name; a kind claimed twice fails NewRegistry, naming both.
+	defer plugin.CleanupClients()
+	plugins, err := openPlugins(pluginPaths, pluginDir)
+	if err != nil {
+		return err
+	}
+	enabled = append(enabled, plugins...)
 	if listAdapters {
 		for _, a := range enabled {
 			for _, k := range a.Kinds() {
@@ -142,4 +156,40 @@ func run() error {
 	}
 	logger.Info("starting", "version", version.Version, "adapters", adapters, "kinds", kinds)
 	return mgr.Start(ctx)
+}
+
+// pluginList is the repeatable --adapter-plugin flag.
+type pluginList []string
+
+func (l *pluginList) String() string { return strings.Join(*l, ",") }
+
+func (l *pluginList) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("empty path")
+	}
+	*l = append(*l, v)
+	return nil
+}
+
+// openPlugins starts the plugins named by --adapter-plugin, then those of
+// --adapter-plugin-dir.
+func openPlugins(paths []string, dir string) ([]adapter.Adapter, error) {
+	var out []adapter.Adapter
+	for _, p := range paths {
+		c, err := plugin.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("--adapter-plugin: %w", err)
+		}
+		out = append(out, c)
+	}
+	if dir != "" {
+		clients, err := plugin.OpenDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--adapter-plugin-dir: %w", err)
+		}
+		for _, c := range clients {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,215 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+// The wire protocol: one gRPC service, two unary methods, messages encoded
+// as JSON by a gRPC codec registered under CodecName (content type
+// "application/grpc+aibom-json"). docs/plugins.md describes it for authors
+// who write a plugin in another language.
+const (
+	// ServiceName is the fully qualified name of the gRPC service.
+	ServiceName = "aibom.adapter.v1.Adapter"
+	// CodecName is the gRPC content subtype of every message of the service.
+	CodecName = "aibom-json"
+	// MaxMessageBytes caps one message in either direction: large enough for
+	// the largest Kubernetes object (etcd refuses values above 1.5 MiB by
+	// default, but a JSON rendering with managed fields can be several times
+	// that) and its findings.
+	MaxMessageBytes = 64 << 20
+
+	methodInfo   = "/" + ServiceName + "/Info"
+	methodScrape = "/" + ServiceName + "/Scrape"
+)
+
+func init() { encoding.RegisterCodec(jsonCodec{}) }
+
+// jsonCodec encodes the service's messages as JSON. Decoding preserves
+// integers as int64 in objects (sigs.k8s.io/json), the way the core decodes
+// objects from the API server.
+type jsonCodec struct{}
+
+func (jsonCodec) Name() string { return CodecName }
+
+func (jsonCodec) Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func (jsonCodec) Unmarshal(data []byte, v any) error {
+	return sigsjson.UnmarshalCaseSensitivePreserveInts(data, v)
+}
+
+// InfoRequest is the request of Info; it is empty.
+type infoRequest struct{}
+
+// infoResponse is what a plugin says about itself: the contract version it
+// was built against, its adapter's name and the kinds it knows.
+type infoResponse struct {
+	ContractVersion int        `json:"contractVersion"`
+	Name            string     `json:"name"`
+	Kinds           []wireKind `json:"kinds"`
+}
+
+// wireKind is adapter.Kind on the wire.
+type wireKind struct {
+	Group    string   `json:"group,omitempty"`
+	Kind     string   `json:"kind"`
+	Resource string   `json:"resource"`
+	Versions []string `json:"versions"`
+	Role     string   `json:"role"`
+}
+
+func toWireKinds(kinds []adapter.Kind) []wireKind {
+	out := make([]wireKind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, wireKind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: string(k.Role)})
+	}
+	return out
+}
+
+func fromWireKinds(kinds []wireKind) []adapter.Kind {
+	out := make([]adapter.Kind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, adapter.Kind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: adapter.Role(k.Role)})
+	}
+	return out
+}
+
+// scrapeRequest carries one object as JSON.
+type scrapeRequest struct {
+	Object map[string]any `json:"object"`
+}
+
+// scrapeResponse carries the adapter's findings, or its error. An error of
+// the adapter travels in Error, so that a gRPC status error always means a
+// transport fault (the plugin died, hung, or the message was too large).
+type scrapeResponse struct {
+	Findings adapter.Findings `json:"findings"`
+	Error    string           `json:"error,omitempty"`
+}
+
+// adapterServer is the service's handler type.
+type adapterServer interface {
+	info(ctx context.Context, req *infoRequest) (*infoResponse, error)
+	scrape(ctx context.Context, req *scrapeRequest) (*scrapeResponse, error)
+}
+
+var serviceDesc = grpc.ServiceDesc{
+	ServiceName: ServiceName,
+	HandlerType: (*adapterServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{MethodName: "Info", Handler: infoHandler},
+		{MethodName: "Scrape", Handler: scrapeHandler},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "aibom adapter plugin protocol v1 (JSON codec " + CodecName + ")",
+}
+
+func infoHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(infoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	h := func(ctx context.Context, req any) (any, error) {
+		return srv.(adapterServer).info(ctx, req.(*infoRequest))
+	}
+	if interceptor == nil {
+		return h(ctx, in)
+	}
+	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: methodInfo}, h)
+}
+
+func scrapeHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(scrapeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	h := func(ctx context.Context, req any) (any, error) {
+		return srv.(adapterServer).scrape(ctx, req.(*scrapeRequest))
+	}
+	if interceptor == nil {
+		return h(ctx, in)
+	}
+	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: methodScrape}, h)
+}
+
+// server serves one adapter.
+type server struct {
+	a adapter.Adapter
+}
+
+func registerServer(s *grpc.Server, a adapter.Adapter) {
+	s.RegisterService(&serviceDesc, &server{a: a})
+}
+
+func (s *server) info(context.Context, *infoRequest) (*infoResponse, error) {
+	return &infoResponse{ContractVersion: adapter.ContractVersion, Name: s.a.Name(), Kinds: toWireKinds(s.a.Kinds())}, nil
+}
+
+func (s *server) scrape(ctx context.Context, req *scrapeRequest) (resp *scrapeResponse, err error) {
+	// A panic would take the plugin process down with every scrape in
+	// flight; the core turns an in-tree adapter's panic into an error, and
+	// so does the plugin.
+	defer func() {
+		if p := recover(); p != nil {
+			// The stack goes to stderr, which the host logs.
+			fmt.Fprintf(os.Stderr, "adapter %s panicked: %v\n%s", s.a.Name(), p, debug.Stack())
+			resp = &scrapeResponse{Error: fmt.Sprintf("adapter %s panicked: %v", s.a.Name(), p)}
+			err = nil
+		}
+	}()
+	obj := req.Object
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	f, serr := s.a.Scrape(ctx, &unstructured.Unstructured{Object: obj})
+	resp = &scrapeResponse{Findings: f}
+	if serr != nil {
+		resp.Error = serr.Error()
+		if resp.Error == "" {
+			resp.Error = "adapter returned an error with an empty message"
+		}
+	}
+	return resp, nil
+}
+
+// rpcClient calls the service on one connection.
+type rpcClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func (c *rpcClient) info(ctx context.Context) (*infoResponse, error) {
+	out := new(infoResponse)
+	if err := c.cc.Invoke(ctx, methodInfo, &infoRequest{}, out, grpc.CallContentSubtype(CodecName)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rpcClient) scrape(ctx context.Context, req *scrapeRequest) (*scrapeResponse, error) {
+	out := new(scrapeResponse)
+	if err := c.cc.Invoke(ctx, methodScrape, req, out, grpc.CallContentSubtype(CodecName)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// serverOptions are the options of every server of the service.
+func serverOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
+}
+
+// dialOptions are the options of every connection to the service.
+func dialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes))}
+}
