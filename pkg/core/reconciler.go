@@ -62,6 +62,9 @@ type Reconciler struct {
 	MaxDocumentBytes int
 	// Now returns the current time (for status timestamps only).
 	Now func() time.Time
+	// ScrapeRetry is how soon a workload whose scrape failed is tried again
+	// (default 30s).
+	ScrapeRetry time.Duration
 
 	missLogged sync.Map // "<kind>/<reason>" -> true: one log line per kind per process
 	// written remembers the input hash last written per AIBOM, so that a
@@ -96,6 +99,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		return reconcile.Result{}, err
 	}
 	logger.V(1).Info("reconciled", "outcome", outcome)
+	if outcome == OutcomeScrapeFailed {
+		// An adapter can fail for a while (a plugin restarting): try again
+		// without waiting for the workload to change.
+		return reconcile.Result{RequeueAfter: r.scrapeRetry()}, nil
+	}
 	return reconcile.Result{}, nil
 }
 
@@ -278,6 +286,13 @@ func (r *Reconciler) countMiss(ctx context.Context, walk WalkResult) {
 		log.FromContext(ctx).Info("ownership walk could not pass an owner; reporting the workload as a root (logged once per kind)",
 			"ownerKind", walk.MissKind, "reason", walk.Reason, "error", errString(walk.Err))
 	}
+}
+
+func (r *Reconciler) scrapeRetry() time.Duration {
+	if r.ScrapeRetry > 0 {
+		return r.ScrapeRetry
+	}
+	return 30 * time.Second
 }
 
 func (r *Reconciler) now() time.Time {

@@ -38,6 +38,8 @@ type Options struct {
 	// DiscoveryInterval is how often the supervisor re-discovers which kinds
 	// are served and probes their watches (default 30s).
 	DiscoveryInterval time.Duration
+	// ScrapeRetry is how soon a failed scrape is retried (default 30s).
+	ScrapeRetry time.Duration
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
@@ -87,6 +89,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Tool:             opts.Tool,
 		MaxDocumentBytes: opts.MaxDocumentBytes,
 		Now:              time.Now,
+		ScrapeRetry:      opts.ScrapeRetry,
 	}
 	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{
 		Reconciler:              r,

@@ -93,6 +93,8 @@ type ControllerOptions struct {
 	DiscoveryInterval time.Duration
 	// Config overrides the REST config (e.g. a restricted user).
 	Config *rest.Config
+	// ScrapeRetry: how soon a failed scrape is retried (default 30s).
+	ScrapeRetry time.Duration
 }
 
 // StartControllerWith starts a controller with options.
@@ -122,7 +124,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, sup, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
-		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval})
+		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry})
 	if err != nil {
 		cancel()
 		return nil, err

@@ -1,0 +1,207 @@
+// Package plugin runs the controller with an out-of-tree adapter loaded from
+// a separate binary (examples/kserve) against a real API server.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/aibom-dev/aibom/adapters/apps"
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/internal/controlplane"
+	"github.com/aibom-dev/aibom/internal/manifest"
+	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
+	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/test/envtest/harness"
+)
+
+const digest = "5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c"
+
+// The KServe example is built as a binary and loaded by the controller: its
+// InferenceService gets one document that absorbs the Deployment KServe
+// creates in raw-deployment mode; killing the plugin mid-run leaves the
+// controller up, the AIBOM kept, and the controller converges again once the
+// plugin is restarted.
+func TestOutOfTreeKServeAdapterLoadedFromABinary(t *testing.T) {
+	ctx := context.Background()
+	root, err := controlplane.RepoRoot()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "aibom-adapter-kserve")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join(root, "examples", "kserve")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the example plugin: %s", out)
+
+	env, err := harness.StartEnv()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{inferenceServiceCRD()}})
+	require.NoError(t, err)
+
+	kserve, err := plugin.Open(bin, plugin.Backoff(100*time.Millisecond, time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kserve.Close() })
+	require.Equal(t, "kserve", kserve.Name())
+	ctrl, err := env.StartControllerWith(harness.ControllerOptions{ScrapeRetry: 300 * time.Millisecond}, apps.New(), kserve)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ctrl.Stop() })
+
+	ns := "kserve"
+	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}))
+	objs, err := manifest.Decode("isvc", []byte(isvcChain))
+	require.NoError(t, err)
+	for _, o := range objs {
+		o.SetNamespace(ns)
+	}
+	created, err := manifest.Apply(ctx, env.Client, objs)
+	require.NoError(t, err)
+
+	isvcGK := schema.GroupKind{Group: "serving.kserve.io", Kind: "InferenceService"}
+	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(isvcGK, "llama")}
+	a := waitAIBOM(t, env, key, func(a *v1alpha1.AIBOM) bool {
+		return strings.Contains(a.Status.Document, digest) && len(a.Status.Absorbed) == 1
+	})
+	require.Equal(t, []string{"Deployment/llama-predictor"}, a.Status.Absorbed)
+	require.Equal(t, "huggingface", a.Status.Summary.Runtime)
+	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
+	deployKey := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "llama-predictor")}
+	require.Error(t, env.Client.Get(ctx, deployKey, &v1alpha1.AIBOM{}), "the Deployment is absorbed, not reported")
+
+	// Kill the plugin process mid-run, then change the InferenceService.
+	require.NoError(t, killProcessesOf(bin))
+	isvc := created[0]
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(isvc), isvc))
+	isvc.SetAnnotations(map[string]string{"model.aibom.dev/alias": "llama-chat"})
+	require.NoError(t, env.Client.Update(ctx, isvc))
+
+	// The controller restarts the plugin and converges: the new fact is in
+	// the document, the AIBOM was never deleted.
+	b := waitAIBOM(t, env, key, func(b *v1alpha1.AIBOM) bool {
+		ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
+		return strings.Contains(b.Status.Document, "llama-chat") && ready != nil && ready.Status == metav1.ConditionTrue
+	})
+	require.Equal(t, a.UID, b.UID, "the AIBOM is kept through the plugin's crash")
+	require.Positive(t, kserve.Restarts())
+}
+
+func waitAIBOM(t *testing.T, env *harness.Env, key client.ObjectKey, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
+	t.Helper()
+	var got *v1alpha1.AIBOM
+	require.Eventually(t, func() bool {
+		a := &v1alpha1.AIBOM{}
+		if env.Client.Get(context.Background(), key, a) != nil {
+			return false
+		}
+		got = a
+		return cond(a)
+	}, 60*time.Second, 100*time.Millisecond, "AIBOM %s", key)
+	return got
+}
+
+// killProcessesOf sends SIGKILL to every process running the binary.
+func killProcessesOf(bin string) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	killed := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == bin {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		return fmt.Errorf("no process runs %s", bin)
+	}
+	return nil
+}
+
+func inferenceServiceCRD() *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "inferenceservices.serving.kserve.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "serving.kserve.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "InferenceService", ListKind: "InferenceServiceList", Plural: "inferenceservices", Singular: "inferenceservice", ShortNames: []string{"isvc"}},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1beta1", Served: true, Storage: true,
+				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+			}},
+		},
+	}
+}
+
+
+// In raw-deployment mode KServe's controller creates a Deployment
+// "<isvc>-predictor" controlled by the InferenceService.
+const isvcChain = `
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama
+  annotations: {serving.kserve.io/deploymentMode: RawDeployment}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct
+      image: kserve/huggingfaceserver:v0.14.1
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-predictor
+  ownerReferences: [{apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: llama, controller: true, blockOwnerDeletion: true}]
+spec:
+  selector: {matchLabels: {app: llama-predictor}}
+  template:
+    metadata: {labels: {app: llama-predictor}}
+    spec: {containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.14.1"}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: llama-predictor-6d5f
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: llama-predictor, controller: true}]
+spec:
+  selector: {matchLabels: {app: llama-predictor}}
+  template:
+    metadata: {labels: {app: llama-predictor}}
+    spec: {containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.14.1"}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: llama-predictor-6d5f-abcde
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: llama-predictor-6d5f, controller: true}]
+spec: {containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.14.1"}]}
+status:
+  containerStatuses:
+    - {name: kserve-container, image: "docker.io/kserve/huggingfaceserver:v0.14.1", imageID: "docker.io/kserve/huggingfaceserver@sha256:` + digest + `", ready: true, restartCount: 0, state: {running: {}}}
+`
