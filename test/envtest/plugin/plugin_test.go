@@ -157,7 +157,6 @@ func inferenceServiceCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-
 // In raw-deployment mode KServe's controller creates a Deployment
 // "<isvc>-predictor" controlled by the InferenceService.
 const isvcChain = `
