@@ -4,117 +4,16 @@ import (
 	"testing"
 
 	"github.com/aibom-dev/aibom/adapters/apps"
-	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/adapters/apps/appstest"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
-	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
-// The adapter has no testdata folder: its fixtures are written here, one per
-// tracked kind, in the shapes of apps_test.go.
-const (
-	deployment = `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: llama
-  namespace: ml
-  annotations:
-    model.aibom.dev/base: meta-llama/Llama-3.1-8B-Instruct
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: llama}}
-  template:
-    metadata:
-      labels: {app: llama}
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.6.3
-        command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
-        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]
-        env:
-        - name: HUGGING_FACE_HUB_TOKEN
-          valueFrom: {secretKeyRef: {name: hf-token, key: token}}
-        - name: HF_TOKEN
-          value: hf_abcdefghijklmnopqrstuvwxyz0123456789AB
-        volumeMounts:
-        - {name: cache, mountPath: /root/.cache/huggingface}
-      volumes:
-      - name: cache
-        persistentVolumeClaim: {claimName: llama-cache}
-`
-	statefulSet = `
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: tgi}
-spec:
-  replicas: 1
-  serviceName: tgi
-  template:
-    spec:
-      containers:
-      - name: tgi
-        image: ghcr.io/huggingface/text-generation-inference:2.4.0
-        env: [{name: HF_MODEL_ID, value: bigscience/bloom-560m}]
-        volumeMounts: [{name: weights, mountPath: /weights}]
-  volumeClaimTemplates:
-  - metadata: {name: weights}
-    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}
-`
-	daemonSet = `
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: ollama}
-spec:
-  template:
-    spec:
-      initContainers:
-      - {name: pull, image: "busybox:1.36", command: [sh, -c, "true"]}
-      containers:
-      - {name: ollama, image: "ollama/ollama:0.5.7"}
-`
-	// A template of the wrong type: Scrape must refuse it.
-	badTemplate = `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: bad}
-spec:
-  template: [not, a, template]
-`
-)
-
-func fixture(t *testing.T, name, doc string, expect conformance.Expect, wantErr bool) conformance.Fixture {
-	t.Helper()
-	obj, err := conformance.DecodeObject([]byte(doc))
+// TestConformance runs the adapter conformance suite on the fixtures of
+// appstest.
+func TestConformance(t *testing.T) {
+	fixtures, err := appstest.Fixtures()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conformance.Fixture{Name: name, Object: obj, Expect: expect, WantErr: wantErr}
-}
-
-// TestConformance runs the adapter conformance suite.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.NewHarness(apps.New(),
-		fixture(t, "deployment", deployment, conformance.Expect{
-			Images:   []string{"vllm/vllm-openai:v0.6.3"},
-			Runtimes: []conformance.Claim{conformance.Inferred("vllm")},
-			// From the workload annotation and from --model.
-			Models:     []conformance.Claim{conformance.Declared("meta-llama/Llama-3.1-8B-Instruct")},
-			Data:       []conformance.Claim{conformance.Inferred("cache (llama-cache)")},
-			Properties: map[string]string{apps.PropertyReplicas: "2"},
-			Redactions: []adapter.Redaction{{Locator: "spec.template.spec.containers[0].env[1](HF_TOKEN)", Reason: podtemplate.ReasonSecretName}},
-		}, false),
-		fixture(t, "statefulset", statefulSet, conformance.Expect{
-			Images:     []string{"ghcr.io/huggingface/text-generation-inference:2.4.0"},
-			Runtimes:   []conformance.Claim{conformance.Inferred("tgi")},
-			Models:     []conformance.Claim{conformance.Inferred("bigscience/bloom-560m")},
-			Data:       []conformance.Claim{conformance.Inferred("weights (volumeClaimTemplate)")},
-			Properties: map[string]string{apps.PropertyReplicas: "1"},
-		}, false),
-		fixture(t, "daemonset", daemonSet, conformance.Expect{
-			Images:   []string{"ollama/ollama:0.5.7", "busybox:1.36"},
-			Runtimes: []conformance.Claim{conformance.Inferred("ollama")},
-		}, false),
-		fixture(t, "bad-template", badTemplate, conformance.Expect{}, true),
-	))
+	conformance.Run(t, conformance.NewHarness(apps.New(), fixtures...))
 }

@@ -4,97 +4,16 @@ import (
 	"testing"
 
 	"github.com/aibom-dev/aibom/adapters/batch"
+	"github.com/aibom-dev/aibom/adapters/batch/batchtest"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
 )
 
-// The adapter has no testdata folder: its fixtures are written here, one per
-// tracked kind, in the shapes of batch_test.go.
-const (
-	job = `
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: eval
-  annotations: {model.aibom.dev/eval: "mistralai/Mistral-7B-Instruct-v0.3@v0.3"}
-spec:
-  parallelism: 2
-  completions: 4
-  template:
-    metadata:
-      annotations: {model.aibom.dev/judge: "Qwen/Qwen2.5-72B"}
-    spec:
-      restartPolicy: Never
-      initContainers:
-      - name: download
-        image: python:3.12
-        command: [huggingface-cli, download, --local-dir, /models/m]
-        volumeMounts: [{name: m, mountPath: /models}]
-      containers:
-      - name: eval
-        image: vllm/vllm-openai:latest
-        command: [vllm, serve]
-        args: [/models/m, --max-model-len, "4096"]
-        volumeMounts: [{name: m, mountPath: /models}]
-      volumes:
-      - {name: m, emptyDir: {}}
-`
-	cronJob = `
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly-eval}
-spec:
-  schedule: "0 3 * * *"
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers:
-          - name: sglang
-            image: lmsysorg/sglang:v0.4.6
-            command: [python3, -m, sglang.launch_server]
-            args: [--model-path, Qwen/Qwen2.5-7B-Instruct]
-`
-	// A job template of the wrong type: Scrape must refuse it.
-	badJobTemplate = `
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: bad}
-spec:
-  schedule: "@daily"
-  jobTemplate: "not a job template"
-`
-)
-
-func fixture(t *testing.T, name, doc string, expect conformance.Expect, wantErr bool) conformance.Fixture {
-	t.Helper()
-	obj, err := conformance.DecodeObject([]byte(doc))
+// TestConformance runs the adapter conformance suite on the fixtures of
+// batchtest.
+func TestConformance(t *testing.T) {
+	fixtures, err := batchtest.Fixtures()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conformance.Fixture{Name: name, Object: obj, Expect: expect, WantErr: wantErr}
-}
-
-// TestConformance runs the adapter conformance suite.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.NewHarness(batch.New(),
-		fixture(t, "job", job, conformance.Expect{
-			Images:   []string{"python:3.12", "vllm/vllm-openai:latest"},
-			Runtimes: []conformance.Claim{conformance.Inferred("vllm")},
-			Models: []conformance.Claim{
-				conformance.Declared("mistralai/Mistral-7B-Instruct-v0.3"),
-				conformance.Declared("Qwen/Qwen2.5-72B"),
-				conformance.Inferred("/models/m"),
-			},
-			Data:       []conformance.Claim{conformance.Inferred("m")},
-			Properties: map[string]string{batch.PropertyParallelism: "2", batch.PropertyCompletions: "4"},
-		}, false),
-		fixture(t, "cronjob", cronJob, conformance.Expect{
-			Images:     []string{"lmsysorg/sglang:v0.4.6"},
-			Runtimes:   []conformance.Claim{conformance.Inferred("sglang")},
-			Models:     []conformance.Claim{conformance.Declared("Qwen/Qwen2.5-7B-Instruct")},
-			Properties: map[string]string{batch.PropertySchedule: "0 3 * * *"},
-		}, false),
-		fixture(t, "bad-job-template", badJobTemplate, conformance.Expect{}, true),
-	))
+	conformance.Run(t, conformance.NewHarness(batch.New(), fixtures...))
 }
