@@ -74,9 +74,27 @@ func randomForest(rng *rand.Rand) []client.Object {
 func TestConservationOverRandomForests(t *testing.T) {
 	reg := testRegistry(t)
 	rng := rand.New(rand.NewSource(5005))
-	ctx := context.Background()
 	for forest := 0; forest < 5000; forest++ {
-		objs := randomForest(rng)
+		checkConservation(t, reg, forest, randomForest(rng))
+	}
+}
+
+// FuzzConservation lets the fuzzer pick the forests:
+// go test ./pkg/core -run '^$' -fuzz FuzzConservation -fuzztime 30s
+func FuzzConservation(f *testing.F) {
+	for _, seed := range []int64{1, 5005, 4711, 235} {
+		f.Add(seed)
+	}
+	reg := testRegistry(f)
+	f.Fuzz(func(t *testing.T, seed int64) {
+		checkConservation(t, reg, int(seed), randomForest(rand.New(rand.NewSource(seed))))
+	})
+}
+
+func checkConservation(t *testing.T, reg *Registry, forest int, objs []client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	{
 		store := NewMemoryStore(objs)
 		walker := Walker{Registry: reg, Store: store}
 		closure := Closure{Registry: reg, Store: store}
