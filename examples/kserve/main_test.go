@@ -16,7 +16,7 @@ import (
 // does (--adapter-plugin): a real process, the go-plugin handshake, gRPC.
 func TestPluginBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the plugin binary")
+		t.Skip("skipped with -short: builds the plugin binary")
 	}
 	bin := filepath.Join(t.TempDir(), "kserve")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
