@@ -40,21 +40,14 @@ func New() adapter.Adapter { return appsAdapter{} }
 
 func (appsAdapter) Name() string { return Name }
 
-func (appsAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = append([]string(nil), k.Versions...)
-		out[i] = k
-	}
-	return out
-}
+func (appsAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 func (appsAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {
 		return adapter.Findings{}, fmt.Errorf("apps: no object")
 	}
 	gvk := obj.GroupVersionKind()
-	if !tracked(gvk.Group, gvk.Kind, gvk.Version) {
+	if !adapter.Tracks(kinds, gvk) {
 		return adapter.Findings{}, fmt.Errorf("apps: %s is not a tracked kind of this adapter", gvk)
 	}
 	spec, err := fields.Object(obj.Object, "spec", "")
@@ -79,18 +72,4 @@ func (appsAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (ad
 		}
 	}
 	return f, nil
-}
-
-func tracked(group, kind, version string) bool {
-	for _, k := range kinds {
-		if k.Role != adapter.RoleTracked || k.Group != group || k.Kind != kind {
-			continue
-		}
-		for _, v := range k.Versions {
-			if v == version {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -45,14 +45,7 @@ func New() adapter.Adapter { return batchAdapter{} }
 
 func (batchAdapter) Name() string { return Name }
 
-func (batchAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = append([]string(nil), k.Versions...)
-		out[i] = k
-	}
-	return out
-}
+func (batchAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 func (batchAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {

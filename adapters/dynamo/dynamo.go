@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,14 +65,7 @@ func New() adapter.Adapter { return dynamoAdapter{} }
 
 func (dynamoAdapter) Name() string { return Name }
 
-func (dynamoAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = slices.Clone(k.Versions)
-		out[i] = k
-	}
-	return out
-}
+func (dynamoAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 func (dynamoAdapter) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {

@@ -22,7 +22,6 @@ package grove
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -51,14 +50,7 @@ func New() adapter.Adapter { return groveAdapter{} }
 
 func (groveAdapter) Name() string { return Name }
 
-func (groveAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = slices.Clone(k.Versions)
-		out[i] = k
-	}
-	return out
-}
+func (groveAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 // Scrape always fails with ErrWalkOnly: the core never scrapes walk-only
 // kinds.

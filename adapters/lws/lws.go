@@ -134,21 +134,14 @@ func New() adapter.Adapter { return lwsAdapter{} }
 
 func (lwsAdapter) Name() string { return Name }
 
-func (lwsAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = append([]string(nil), k.Versions...)
-		out[i] = k
-	}
-	return out
-}
+func (lwsAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 func (lwsAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {
 		return adapter.Findings{}, fmt.Errorf("lws: no object")
 	}
 	gvk := obj.GroupVersionKind()
-	if !tracked(gvk.Group, gvk.Kind, gvk.Version) {
+	if !adapter.Tracks(kinds, gvk) {
 		return adapter.Findings{}, fmt.Errorf("lws: %s is not a tracked kind of this adapter", gvk)
 	}
 	f := adapter.Findings{Scrapers: []adapter.Scraper{Scraper()}}
@@ -165,20 +158,6 @@ func (lwsAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (ada
 		return adapter.Findings{}, fmt.Errorf("lws: %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
 	return f, nil
-}
-
-func tracked(group, kind, version string) bool {
-	for _, k := range kinds {
-		if k.Role != adapter.RoleTracked || k.Group != group || k.Kind != kind {
-			continue
-		}
-		for _, v := range k.Versions {
-			if v == version {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func scrapeLeaderWorkerSet(obj map[string]any, f *adapter.Findings) error {

@@ -153,14 +153,7 @@ func New() adapter.Adapter { return nimAdapter{} }
 
 func (nimAdapter) Name() string { return Name }
 
-func (nimAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = append([]string(nil), k.Versions...)
-		out[i] = k
-	}
-	return out
-}
+func (nimAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 func (nimAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {

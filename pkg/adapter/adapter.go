@@ -130,3 +130,29 @@ func splitDots(s string) []string {
 	}
 	return parts
 }
+
+// CloneKinds returns a deep copy of a kind table. An adapter's Kinds returns
+// one, so that a caller changing what it got cannot change the adapter.
+func CloneKinds(kinds []Kind) []Kind {
+	out := make([]Kind, len(kinds))
+	for i, k := range kinds {
+		k.Versions = append([]string(nil), k.Versions...)
+		out[i] = k
+	}
+	return out
+}
+
+// Tracks reports whether a kind table declares gvk as a tracked kind in that
+// version: what a scraper checks before reading an object.
+func Tracks(kinds []Kind, gvk schema.GroupVersionKind) bool {
+	for _, k := range kinds {
+		if k.Role == RoleTracked && k.Group == gvk.Group && k.Kind == gvk.Kind {
+			for _, v := range k.Versions {
+				if v == gvk.Version {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -65,14 +65,7 @@ func New() adapter.Adapter { return kserveAdapter{} }
 
 func (kserveAdapter) Name() string { return Name }
 
-func (kserveAdapter) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(kinds))
-	for i, k := range kinds {
-		k.Versions = append([]string(nil), k.Versions...)
-		out[i] = k
-	}
-	return out
-}
+func (kserveAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
 func (kserveAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {
