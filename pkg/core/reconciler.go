@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -163,7 +161,14 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		return OutcomeError, fmt.Errorf("get AIBOM %s: %w", key, err)
 	}
 
-	rep := BuildReport(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	// The fast path compares the inputs' hash before any document is built.
+	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
+		if last, ok := r.written.Load(key); existing.Status.InputHash == inputs.Hash || (ok && last == inputs.Hash) {
+			return OutcomeUnchanged, nil
+		}
+	}
+	rep := inputs.Build()
 	status, ready, truncated, scrapeErr := rep.Status, rep.Ready, rep.Truncated, rep.ScrapeErr
 	outcome := OutcomeUpdated
 	switch {
@@ -172,16 +177,9 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		if existing != nil { // keep the last good document
 			status.Document, status.DocumentSHA256, status.DocumentSize = existing.Status.Document, existing.Status.DocumentSHA256, existing.Status.DocumentSize
 			status.Summary, status.LastChanged = existing.Status.Summary, existing.Status.LastChanged
-			status.InputHash = inputHash(status, &ready, truncated)
 		}
 	case rep.BuildErr != nil:
 		outcome = OutcomeError
-	}
-
-	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
-		if last, ok := r.written.Load(key); existing.Status.InputHash == status.InputHash || (ok && last == status.InputHash) {
-			return OutcomeUnchanged, nil
-		}
 	}
 	if scrapeErr != nil && r.Recorder != nil {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReasonScrapeFailed, "Scrape", "adapter %s could not read the workload: %v", entry.Adapter.Name(), scrapeErr)
@@ -323,19 +321,6 @@ func summaryOf(s document.Summary) v1alpha1.Summary {
 		out.Model = s.Models[0]
 	}
 	return out
-}
-
-// inputHash covers everything the written status is made of, save times: two
-// reconciles with the same hash would write the same status.
-func inputHash(s v1alpha1.AIBOMStatus, conds ...*metav1.Condition) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "doc=%s\nsize=%d\nabsorbed=%v\n", s.DocumentSHA256, s.DocumentSize, s.Absorbed)
-	for _, c := range conds {
-		if c != nil {
-			fmt.Fprintf(h, "cond=%s/%s/%s/%s\n", c.Type, c.Status, c.Reason, c.Message)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // podsOf converts attributed pods into the digest resolver's view of them.

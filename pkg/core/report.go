@@ -2,6 +2,9 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,25 +37,70 @@ type Report struct {
 // cluster: the controller and the command line get the same bytes from the
 // same objects.
 func BuildReport(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, tool document.Tool, maxBytes int) Report {
+	return GatherInputs(ctx, entry, obj, desc, tool, maxBytes).Build()
+}
+
+// Inputs is everything a root's document is built from. Its Hash lets a
+// reconcile whose inputs did not change skip building the document at all.
+type Inputs struct {
+	document.Input
+	// ScrapeErr is the adapter's error, if the scrape failed.
+	ScrapeErr error
+	// Absorbed counts the tracked descendants.
+	Absorbed int
+	// Hash covers every field above.
+	Hash string
+}
+
+// GatherInputs scrapes a root and resolves its digests: the cheap half of
+// BuildReport.
+func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, tool document.Tool, maxBytes int) Inputs {
+	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
+	in.Findings, in.ScrapeErr = scrapeSafely(ctx, entry.Adapter, obj)
+	if in.ScrapeErr == nil {
+		in.Digests = resolveDigests(in.Findings, desc)
+	}
+	in.Hash = in.hash()
+	return in
+}
+
+// buildRevision is part of every input hash: bump it whenever the same
+// inputs start to give a different document or status (a changed builder or
+// scraper), so that every AIBOM is rewritten once after an upgrade even when
+// the version string did not change (development builds).
+const buildRevision = 1
+
+func (in Inputs) hash() string {
+	scrapeErr := ""
+	if in.ScrapeErr != nil {
+		scrapeErr = in.ScrapeErr.Error()
+	}
+	// Findings and digests are plain data: their JSON is deterministic.
+	data, err := json.Marshal(struct {
+		Revision  int
+		Input     document.Input
+		ScrapeErr string
+		Absorbed  int
+	}{buildRevision, in.Input, scrapeErr, in.Absorbed})
+	if err != nil { // not reachable for plain data; never skip a write on it
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Build builds the document and the status facts from the inputs.
+func (in Inputs) Build() Report {
 	rep := Report{
-		Status: v1alpha1.AIBOMStatus{Absorbed: desc.Owned(), AbsorbedCount: len(desc.Tracked)},
+		Status: v1alpha1.AIBOMStatus{Absorbed: in.Owned, AbsorbedCount: in.Absorbed, InputHash: in.Hash},
 		Ready:  metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"},
 	}
-	findings, err := scrapeSafely(ctx, entry.Adapter, obj)
-	if err != nil {
-		rep.ScrapeErr = err
-		rep.Ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonScrapeFailed, Message: err.Error()}
-		rep.Status.InputHash = inputHash(rep.Status, &rep.Ready)
+	if in.ScrapeErr != nil {
+		rep.ScrapeErr = in.ScrapeErr
+		rep.Ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonScrapeFailed, Message: in.ScrapeErr.Error()}
 		return rep
 	}
-	res, err := document.Build(document.Input{
-		Subject:  subjectOf(entry, obj),
-		Tool:     tool,
-		Findings: findings,
-		Digests:  resolveDigests(findings, desc),
-		Owned:    desc.Owned(),
-		MaxBytes: maxBytes,
-	})
+	res, err := document.Build(in.Input)
 	if err != nil {
 		rep.BuildErr = err
 		rep.Ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonBuildFailed, Message: err.Error()}
@@ -63,10 +111,9 @@ func BuildReport(ctx context.Context, entry Entry, obj *unstructured.Unstructure
 		rep.Truncated = &metav1.Condition{Type: v1alpha1.ConditionTruncated, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWithinInlineCap, Message: "document within the inline cap"}
 		if res.Truncated > 0 {
 			rep.Truncated.Status, rep.Truncated.Reason = metav1.ConditionTrue, v1alpha1.ReasonOverInlineCap
-			rep.Truncated.Message = fmt.Sprintf("%d lowest-value components dropped to fit the inline cap of %d bytes", res.Truncated, maxBytes)
+			rep.Truncated.Message = fmt.Sprintf("%d lowest-value components dropped to fit the inline cap of %d bytes", res.Truncated, in.MaxBytes)
 		}
 	}
-	rep.Status.InputHash = inputHash(rep.Status, &rep.Ready, rep.Truncated)
 	return rep
 }
 
