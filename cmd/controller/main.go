@@ -22,6 +22,7 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/internal/apimetrics"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
@@ -109,6 +110,10 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
+	// Count every API request (aibom_api_requests_total): the manager's
+	// client and caches, and the supervisor's per-kind caches, discovery and
+	// probes, all build their HTTP clients from this config.
+	apimetrics.Default.Instrument(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   core.CacheOptions(),
