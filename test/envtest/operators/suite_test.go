@@ -7,6 +7,12 @@
 // control plane each: "beta" serves nvidia.com v1beta1 with the Grove, LWS
 // and NIM CRDs, "alpha" serves nvidia.com v1alpha1 only. Each runs its own
 // controller with every in-tree adapter.
+//
+// Least privilege end to end: each control plane gets the shipped RBAC
+// (config/rbac, read from the repository), and its controller runs as the
+// ServiceAccount of config/manager through impersonation, so that every
+// scenario of the suite passes with exactly the shipped ClusterRole. The
+// tests' own client stays an administrator.
 package operators
 
 import (
@@ -41,6 +47,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
+	"github.com/aibom-dev/aibom/test/envtest/rbac"
 )
 
 // cluster is one control plane and the controller running against it.
@@ -48,6 +55,9 @@ type cluster struct {
 	name       string
 	env        *harness.Env
 	controller *harness.Controller
+	// rbac is what the controller runs as: the shipped ServiceAccount bound
+	// to the shipped ClusterRole.
+	rbac *rbac.Shipped
 }
 
 var (
@@ -84,17 +94,25 @@ func startCluster(name string, crdDirs ...string) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s control plane: %w", name, err)
 	}
+	shipped, err := rbac.Load()
+	if err == nil {
+		err = shipped.Install(context.Background(), env.Client)
+	}
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("%s shipped RBAC: %w", name, err)
+	}
 	all := intree.All()
 	adapters := make([]adapter.Adapter, 0, len(all))
 	for _, n := range intree.Names() {
 		adapters = append(adapters, all[n])
 	}
-	ctrl, err := env.StartController(adapters...)
+	ctrl, err := env.StartControllerWith(harness.ControllerOptions{Config: shipped.Impersonating(env.Config)}, adapters...)
 	if err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("%s controller: %w", name, err)
 	}
-	return &cluster{name: name, env: env, controller: ctrl}, nil
+	return &cluster{name: name, env: env, controller: ctrl, rbac: shipped}, nil
 }
 
 func (c *cluster) stop() {
