@@ -5,16 +5,20 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -43,37 +47,110 @@ type Env struct {
 	Config *rest.Config
 	// Client is the test's own client (its requests are not counted).
 	Client client.Client
+	// certDir is the API server's fixed certificate directory of a
+	// restartable control plane ("" otherwise).
+	certDir string
+}
+
+// EnvOptions tune a control plane.
+type EnvOptions struct {
+	// CRDDirs are extra CRD directories (relative to the repository root or
+	// absolute).
+	CRDDirs []string
+	// RestartableAPIServer keeps the API server's serving certificates in a
+	// fixed directory, so that StopAPIServer and StartAPIServer bring the
+	// same kube-apiserver back on the same address with the same serving CA
+	// (envtest otherwise mints a new CA on a restart, which every existing
+	// client would reject). etcd keeps running, and its data, meanwhile.
+	RestartableAPIServer bool
 }
 
 // StartEnv starts the control plane with the AIBOM CRD and extra CRD dirs.
 func StartEnv(extraCRDDirs ...string) (*Env, error) {
+	return StartEnvWith(EnvOptions{CRDDirs: extraCRDDirs})
+}
+
+// StartEnvWith starts the control plane with options.
+func StartEnvWith(opts EnvOptions) (*Env, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
-	te, err := controlplane.New(extraCRDDirs...)
+	te, err := controlplane.New(opts.CRDDirs...)
 	if err != nil {
 		return nil, err
 	}
+	var certDir string
+	if opts.RestartableAPIServer {
+		if certDir, err = os.MkdirTemp("", "aibom-apiserver-"); err != nil {
+			return nil, err
+		}
+		apiServer := te.ControlPlane.GetAPIServer()
+		apiServer.CertDir = certDir
+		// With watches open, a SIGTERMed kube-apiserver otherwise drains
+		// them for longer than envtest waits (20s) before it SIGKILLs it.
+		apiServer.Configure().Set("shutdown-watch-termination-grace-period", "2s")
+	}
 	cfg, err := te.Start()
 	if err != nil {
+		_ = te.Stop()
+		removeDir(certDir)
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		_ = te.Stop()
+		removeDir(certDir)
 		return nil, err
 	}
-	return &Env{Env: te, Config: cfg, Client: c}, nil
+	return &Env{Env: te, Config: cfg, Client: c, certDir: certDir}, nil
+}
+
+func removeDir(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // Stop stops the control plane.
-func (e *Env) Stop() error { return e.Env.Stop() }
+func (e *Env) Stop() error {
+	err := e.Env.Stop()
+	removeDir(e.certDir)
+	return err
+}
+
+// StopAPIServer stops the kube-apiserver process (SIGTERM, then waits for
+// it to exit); etcd keeps running. Only for a RestartableAPIServer.
+func (e *Env) StopAPIServer() error {
+	if e.certDir == "" {
+		return errors.New("the control plane was not started with RestartableAPIServer")
+	}
+	return e.Env.ControlPlane.APIServer.Stop()
+}
+
+// StartAPIServer starts the kube-apiserver again, on the same address and
+// port with the same certificates and the same etcd, and waits until it
+// reports healthy.
+func (e *Env) StartAPIServer() error {
+	if e.certDir == "" {
+		return errors.New("the control plane was not started with RestartableAPIServer")
+	}
+	return e.Env.ControlPlane.APIServer.Start()
+}
+
+// APIServerAddress is the host:port the kube-apiserver listens on.
+func (e *Env) APIServerAddress() string {
+	s := e.Env.ControlPlane.APIServer.SecureServing
+	return s.Address + ":" + s.Port
+}
 
 // Controller is a running manager with the core set up.
 type Controller struct {
 	Requests   *RequestCounter
 	Manager    ctrl.Manager
 	Supervisor *core.Supervisor
-	cancel     context.CancelFunc
-	done       chan error
+	// Registry holds the controller's kinds (for Conservation).
+	Registry *core.Registry
+	cancel   context.CancelFunc
+	done     chan error
+	link     *link
 }
 
 // ControllerTool is the tool name and version the harness's controller
@@ -95,6 +172,23 @@ type ControllerOptions struct {
 	Config *rest.Config
 	// ScrapeRetry: how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
+	// LeaderElection, when set, makes the manager campaign for a Lease; the
+	// controller is then started without waiting for the supervisor's first
+	// discovery (a replica that does not lead runs no controller). Use
+	// WaitLeading to wait until it leads.
+	LeaderElection *LeaderElection
+}
+
+// LeaderElection configures a replica's Lease.
+type LeaderElection struct {
+	// ID is the Lease's name; Namespace its namespace (must exist).
+	ID, Namespace string
+	// LeaseDuration, RenewDeadline, RetryPeriod as in client-go (defaults
+	// 4s, 3s, 1s: short, for tests).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// ReleaseOnCancel: a stopped leader releases the Lease at once
+	// (graceful handover) instead of letting it expire.
+	ReleaseOnCancel bool
 }
 
 // StartControllerWith starts a controller with options.
@@ -111,14 +205,26 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		return nil, err
 	}
 	counter := &RequestCounter{}
+	l := &link{}
 	cfg := rest.CopyConfig(base)
-	cfg.WrapTransport = counter.Wrap
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return l.wrap(counter.Wrap(rt)) }
+	mgrOpts := ctrl.Options{
 		Scheme:                 Scheme(),
 		Cache:                  core.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-	})
+	}
+	if le := opts.LeaderElection; le != nil {
+		mgrOpts.LeaderElection = true
+		mgrOpts.LeaderElectionID = le.ID
+		mgrOpts.LeaderElectionNamespace = le.Namespace
+		mgrOpts.LeaderElectionResourceLock = "leases"
+		mgrOpts.LeaseDuration = ptr.To(durationOr(le.LeaseDuration, 4*time.Second))
+		mgrOpts.RenewDeadline = ptr.To(durationOr(le.RenewDeadline, 3*time.Second))
+		mgrOpts.RetryPeriod = ptr.To(durationOr(le.RetryPeriod, time.Second))
+		mgrOpts.LeaderElectionReleaseOnCancel = le.ReleaseOnCancel
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -129,23 +235,76 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		cancel()
 		return nil, err
 	}
-	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, cancel: cancel, done: make(chan error, 1)}
+	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, Registry: reg, cancel: cancel, done: make(chan error, 1), link: l}
 	go func() { c.done <- mgr.Start(ctx) }()
 	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer syncCancel()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		c.Stop()
+		_ = c.Stop()
 		return nil, fmt.Errorf("controller caches did not sync")
 	}
-	for !sup.FirstPassDone() {
+	if opts.LeaderElection != nil {
+		return c, nil
+	}
+	if err := c.waitFirstPass(syncCtx); err != nil {
+		_ = c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func (c *Controller) waitFirstPass(ctx context.Context) error {
+	for !c.Supervisor.FirstPassDone() {
 		select {
-		case <-syncCtx.Done():
-			c.Stop()
-			return nil, fmt.Errorf("supervisor's first discovery did not finish")
+		case <-ctx.Done():
+			return fmt.Errorf("supervisor's first discovery did not finish")
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return c, nil
+	return nil
+}
+
+// Elected is closed once the manager leads (at once without leader
+// election). controller-runtime closes it after starting the leader's
+// runnables, so a leader's first writes may precede it.
+func (c *Controller) Elected() <-chan struct{} { return c.Manager.Elected() }
+
+// Leading reports whether Elected is closed.
+func (c *Controller) Leading() bool {
+	select {
+	case <-c.Manager.Elected():
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitLeading waits until the manager leads and the supervisor finished its
+// first discovery.
+func (c *Controller) WaitLeading(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	select {
+	case <-c.Manager.Elected():
+	case <-ctx.Done():
+		return fmt.Errorf("not elected within %s", timeout)
+	}
+	return c.waitFirstPass(ctx)
+}
+
+// Crash simulates the controller's process dying: from now on every request
+// it would make fails before reaching the API server (so it neither writes
+// nor renews or releases its Lease), and the manager is stopped.
+func (c *Controller) Crash() {
+	c.link.cut.Store(true)
+	_ = c.Stop()
 }
 
 // Stop stops the manager and waits for it.
@@ -159,25 +318,80 @@ func (c *Controller) Stop() error {
 	}
 }
 
-// RequestCounter counts HTTP requests by "VERB resource".
+// errCrashed is what every request of a crashed controller returns.
+var errCrashed = errors.New("controller crashed (test): request not sent")
+
+// link is the controller's connection to the API server; a cut link fails
+// every request without sending it.
+type link struct{ cut atomic.Bool }
+
+func (l *link) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if l.cut.Load() {
+			return nil, errCrashed
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// RequestCounter counts HTTP requests by "VERB resource", and logs them in
+// order.
 type RequestCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	seq    uint64
+	log    []*Request
 }
+
+// Request is one logged request. Sent and Done are positions on one clock
+// shared by every request of the counter: Sent when the request left, Done
+// when its response (or error) came back; a request sent after another's
+// Done was caused, or at least preceded, by that response.
+type Request struct {
+	// Key is "VERB resource", as counted.
+	Key        string
+	Sent, Done uint64
+	// Status is the HTTP status, 0 when the request failed without one.
+	Status int
+	// At is when it was sent.
+	At time.Time
+}
+
+// Write reports whether the request is a POST, PUT, PATCH or DELETE.
+func (r Request) Write() bool { return isWrite(r.Key) }
 
 // Wrap is a rest.Config.WrapTransport.
 func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		c.record(req)
-		return rt.RoundTrip(req)
+		entry := c.record(req)
+		resp, err := rt.RoundTrip(req)
+		c.mu.Lock()
+		c.seq++
+		entry.Done = c.seq
+		if resp != nil {
+			entry.Status = resp.StatusCode
+		}
+		c.mu.Unlock()
+		return resp, err
 	})
+}
+
+// Log returns a copy of the requests so far, in the order they were sent.
+func (c *RequestCounter) Log() []Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Request, len(c.log))
+	for i, r := range c.log {
+		out[i] = *r
+	}
+	return out
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func (c *RequestCounter) record(req *http.Request) {
+func (c *RequestCounter) record(req *http.Request) *Request {
 	verb := req.Method
 	if req.Method == http.MethodGet && req.URL.Query().Get("watch") == "true" {
 		verb = "WATCH"
@@ -189,6 +403,10 @@ func (c *RequestCounter) record(req *http.Request) {
 		c.counts = map[string]int{}
 	}
 	c.counts[key]++
+	c.seq++
+	entry := &Request{Key: key, Sent: c.seq, At: time.Now()}
+	c.log = append(c.log, entry)
+	return entry
 }
 
 // resourceOf reduces an API path to its resource (and subresource), e.g.
@@ -245,9 +463,13 @@ func (c *RequestCounter) Since(before map[string]int) map[string]int {
 func Writes(counts map[string]int) map[string]int {
 	out := map[string]int{}
 	for k, v := range counts {
-		if strings.HasPrefix(k, "POST ") || strings.HasPrefix(k, "PUT ") || strings.HasPrefix(k, "PATCH ") || strings.HasPrefix(k, "DELETE ") {
+		if isWrite(k) {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+func isWrite(key string) bool {
+	return strings.HasPrefix(key, "POST ") || strings.HasPrefix(key, "PUT ") || strings.HasPrefix(key, "PATCH ") || strings.HasPrefix(key, "DELETE ")
 }
