@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 export KUBEBUILDER_ASSETS := $(CURDIR)/bin/k8s
 GO_TEST_FLAGS ?=
 
-.PHONY: all tools generate verify-generated build lint test demo clean
+.PHONY: all tools generate verify-generated build lint test demo scale clean
 
 all: build
 
@@ -32,6 +32,12 @@ test: tools lint verify-generated ## Run all tests (unit and envtest against a r
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
 	go run ./hack/demo
+
+# Sizes of the scale harness, e.g. make scale SCALE_FLAGS='-deployments 1000 -namespaces 10'
+SCALE_FLAGS ?= -namespaces 50 -objects 10000
+
+scale: tools build ## Measure the controller on a local control plane loaded with realistic chains (docs/performance.md)
+	go run ./hack/scale $(SCALE_FLAGS)
 
 clean:
 	rm -rf bin _out

@@ -1,0 +1,238 @@
+package scale
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Report is what a run measured. Request maps are keyed "VERB resource"
+// (from aibom_api_requests_total: VERB is the HTTP method, or WATCH; a list
+// is a GET of the collection).
+type Report struct {
+	Machine   Machine   `json:"machine"`
+	Load      LoadStats `json:"load"`
+	ColdStart ColdStart `json:"coldStart"`
+	Steady    Steady    `json:"steady"`
+	Quiet     Quiet     `json:"quiet"`
+	Memory    Memory    `json:"memory"`
+	// CorrectAtEnd: the AIBOM set was still exactly the expected one after
+	// the steady state.
+	CorrectAtEnd bool    `json:"correctAtEnd"`
+	Replay       *Replay `json:"replay,omitempty"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUs             int    `json:"cpus"`
+	GoVersion        string `json:"goVersion"`
+	LoadAverageStart string `json:"loadAverageStart"`
+	LoadAverageEnd   string `json:"loadAverageEnd"`
+}
+
+// LoadStats describes the load and how long the API server took to take it.
+type LoadStats struct {
+	Mode          string         `json:"mode"`
+	Namespaces    int            `json:"namespaces"`
+	Objects       int            `json:"objects"`
+	PodStatuses   int            `json:"podStatuses"`
+	Roots         int            `json:"roots"`
+	RootsByShape  map[string]int `json:"rootsByShape"`
+	ObjectsByKind map[string]int `json:"objectsByKind"`
+	// Absorbed is the number of tracked workloads absorbed into roots.
+	Absorbed        int     `json:"absorbed"`
+	Writers         int     `json:"writers"`
+	Writes          int     `json:"writes"`
+	Seconds         float64 `json:"seconds"`
+	WritesPerSecond float64 `json:"writesPerSecond"`
+}
+
+// Latency is a reconcile-time distribution, interpolated inside the
+// buckets of controller_runtime_reconcile_time_seconds.
+type Latency struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50Seconds"`
+	P99   float64 `json:"p99Seconds"`
+}
+
+// ColdStart is from the controller's start until it settled after every
+// AIBOM was correct.
+type ColdStart struct {
+	ReadySeconds     float64        `json:"readySeconds"`
+	ConvergedSeconds float64        `json:"convergedSeconds"`
+	Requests         map[string]int `json:"requests"`
+	Total            int            `json:"total"`
+	Writes           int            `json:"writes"`
+	RequestsPerRoot  float64        `json:"requestsPerRoot"`
+	WritesPerRoot    float64        `json:"writesPerRoot"`
+	Reconciles       int            `json:"reconciles"`
+	Outcomes         map[string]int `json:"outcomes"`
+	Latency          Latency        `json:"latency"`
+}
+
+func (c *ColdStart) summarise(roots int) {
+	for _, v := range c.Requests {
+		c.Total += v
+	}
+	c.Writes = countWrites(c.Requests)
+	if roots > 0 {
+		c.RequestsPerRoot = float64(c.Total) / float64(roots)
+		c.WritesPerRoot = float64(c.Writes) / float64(roots)
+	}
+}
+
+// Steady is the annotation pass: every root annotated once, until the
+// controller settled.
+type Steady struct {
+	Annotated       int            `json:"annotated"`
+	AnnotateSeconds float64        `json:"annotateSeconds"`
+	Requests        map[string]int `json:"requests"`
+	Writes          int            `json:"writes"`
+	Reconciles      int            `json:"reconciles"`
+	Outcomes        map[string]int `json:"outcomes"`
+	Latency         Latency        `json:"latency"`
+}
+
+// Quiet is the period after the annotation pass with no change at all.
+type Quiet struct {
+	Seconds    float64        `json:"seconds"`
+	Requests   map[string]int `json:"requests"`
+	Writes     int            `json:"writes"`
+	Reconciles int            `json:"reconciles"`
+}
+
+// Memory is the controller's resident set, from /proc/<pid>/status.
+type Memory struct {
+	// PeakRSS is VmHWM at the end of the run.
+	PeakRSS int64 `json:"peakRSSBytes"`
+	// RSSAtConvergence is VmRSS when every AIBOM was first correct.
+	RSSAtConvergence int64 `json:"rssAtConvergenceBytes"`
+	// RSSAtEnd is VmRSS at the end of the run.
+	RSSAtEnd int64 `json:"rssAtEndBytes"`
+}
+
+// Replay is the API server's own time for the controller's cold-start
+// writes, re-issued by the harness.
+type Replay struct {
+	Writes          int     `json:"writes"`
+	Writers         int     `json:"writers"`
+	Seconds         float64 `json:"seconds"`
+	WritesPerSecond float64 `json:"writesPerSecond"`
+}
+
+func (r *Report) fillLoad(l Load, opts Options) {
+	r.Load.Namespaces = len(l.Namespaces)
+	r.Load.Objects = l.Objects()
+	r.Load.PodStatuses = l.Statuses()
+	r.Load.Roots = len(l.Chains)
+	r.Load.RootsByShape = l.RootsByShape()
+	r.Load.ObjectsByKind = l.ObjectsByKind()
+	r.Load.Writers = opts.Writers
+	for _, c := range l.Chains {
+		r.Load.Absorbed += len(c.Root.Absorbed)
+	}
+}
+
+// WriteMarkdown prints the report as markdown tables.
+func (r Report) WriteMarkdown(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("## Scale run: %s load", r.Load.Mode)
+	p("")
+	p("Machine: %d CPUs, %s, load average %s at the start, %s at the end.", r.Machine.CPUs, r.Machine.GoVersion, r.Machine.LoadAverageStart, r.Machine.LoadAverageEnd)
+	p("")
+	p("| load | value |")
+	p("|---|---|")
+	p("| namespaces (opted in) | %d |", r.Load.Namespaces)
+	p("| objects | %d (%s) |", r.Load.Objects, counts(r.Load.ObjectsByKind))
+	p("| pod statuses | %d |", r.Load.PodStatuses)
+	p("| roots (expected AIBOMs) | %d (%s) |", r.Load.Roots, counts(r.Load.RootsByShape))
+	p("| tracked workloads absorbed | %d |", r.Load.Absorbed)
+	p("| load writes (creates + statuses) | %d in %.2f s with %d writers: %.0f writes/s |", r.Load.Writes, r.Load.Seconds, r.Load.Writers, r.Load.WritesPerSecond)
+	p("")
+	p("| controller | value |")
+	p("|---|---|")
+	p("| ready (/readyz) after start | %.2f s |", r.ColdStart.ReadySeconds)
+	p("| every AIBOM correct after start | %.2f s |", r.ColdStart.ConvergedSeconds)
+	if r.Replay != nil {
+		p("| API server's own time for the controller's %d cold-start writes (replayed, %d writers) | %.2f s (%.0f writes/s); convergence / replay = %.1f× |",
+			r.Replay.Writes, r.Replay.Writers, r.Replay.Seconds, r.Replay.WritesPerSecond, r.ColdStart.ConvergedSeconds/r.Replay.Seconds)
+	}
+	p("| cold-start requests | %d (%.2f per root) |", r.ColdStart.Total, r.ColdStart.RequestsPerRoot)
+	p("| cold-start writes | %d (%.2f per root) |", r.ColdStart.Writes, r.ColdStart.WritesPerRoot)
+	p("| cold-start reconciles | %d (%s) |", r.ColdStart.Reconciles, counts(r.ColdStart.Outcomes))
+	p("| cold-start reconcile latency p50 / p99 (bucket-interpolated) | %s |", r.ColdStart.Latency)
+	p("| annotation pass: roots annotated | %d |", r.Steady.Annotated)
+	p("| annotation pass: reconciles | %d (%s) |", r.Steady.Reconciles, counts(r.Steady.Outcomes))
+	p("| annotation pass: requests / writes | %d / %d |", total(r.Steady.Requests), r.Steady.Writes)
+	p("| annotation pass: reconcile latency p50 / p99 (bucket-interpolated) | %s |", r.Steady.Latency)
+	p("| quiet %.0f s: requests / writes / reconciles | %d / %d / %d |", r.Quiet.Seconds, total(r.Quiet.Requests), r.Quiet.Writes, r.Quiet.Reconciles)
+	p("| peak RSS (VmHWM) | %s |", mib(r.Memory.PeakRSS))
+	p("| RSS at convergence / at the end (VmRSS) | %s / %s |", mib(r.Memory.RSSAtConvergence), mib(r.Memory.RSSAtEnd))
+	p("| AIBOM set still exact at the end | %v |", r.CorrectAtEnd)
+	p("")
+	p("Requests by verb and resource (`aibom_api_requests_total`; a list is a GET of the collection):")
+	p("")
+	p("| request | cold start | annotation pass | quiet |")
+	p("|---|---|---|---|")
+	keys := map[string]bool{}
+	for _, m := range []map[string]int{r.ColdStart.Requests, r.Steady.Requests, r.Quiet.Requests} {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		wi, wj := IsWrite(sorted[i]), IsWrite(sorted[j])
+		if wi != wj {
+			return wi
+		}
+		return sorted[i] < sorted[j]
+	})
+	for _, k := range sorted {
+		p("| `%s` | %d | %d | %d |", k, r.ColdStart.Requests[k], r.Steady.Requests[k], r.Quiet.Requests[k])
+	}
+}
+
+func counts(m map[string]int) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// String prints "p50 / p99", or n/a without reconciles.
+func (l Latency) String() string {
+	if l.Count == 0 {
+		return "n/a"
+	}
+	return seconds(l.P50) + " / " + seconds(l.P99)
+}
+
+func seconds(s float64) string {
+	switch {
+	case s < 1:
+		return fmt.Sprintf("%.1f ms", s*1000)
+	default:
+		return fmt.Sprintf("%.2f s", s)
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

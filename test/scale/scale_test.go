@@ -1,0 +1,122 @@
+package scale
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aibom-dev/aibom/internal/controlplane"
+)
+
+// buildController builds the controller binary from this checkout.
+func buildController(t *testing.T) string {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "aibom-controller")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/controller")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/controller: %s", out)
+	return bin
+}
+
+// testLog forwards progress lines to t.Log.
+type testLog struct {
+	t  *testing.T
+	mu sync.Mutex
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+// TestScaleSmall runs the whole harness at a small size (2 namespaces,
+// about 300 objects, every chain shape) against the real controller binary.
+// It asserts counts, never times: the run converges to exactly the expected
+// AIBOMs; a root costs its create and its status; an annotation no adapter
+// reads costs no request at all; and no reconcile reads pods or walk-only
+// kinds live.
+func TestScaleSmall(t *testing.T) {
+	bin := buildController(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{
+		Controller: bin,
+		Namespaces: 2,
+		Objects:    300,
+		// No background discovery or probe in the measured phases.
+		DiscoveryInterval: time.Hour,
+		Quiet:             5 * time.Second,
+		Replay:            true,
+		Timeout:           3 * time.Minute,
+		WorkDir:           t.TempDir(),
+		Log:               &testLog{t: t},
+	})
+	var md bytes.Buffer
+	rep.WriteMarkdown(&md)
+	t.Log("\n" + md.String())
+	// Run fails unless every root got exactly its AIBOM (absorbed list,
+	// every digest resolved) and no other AIBOM exists.
+	require.NoError(t, err)
+	require.True(t, rep.CorrectAtEnd)
+	roots := rep.Load.Roots
+	require.Equal(t, 50, roots)
+	require.Len(t, rep.Load.RootsByShape, 7, "every chain shape is loaded")
+
+	// Cold start. The load, pod statuses included, was written before the
+	// controller started, so a root's first reconcile has everything.
+	cold := rep.ColdStart.Requests
+	require.Zero(t, cold["PUT aiboms"], "no update of an AIBOM's spec")
+	require.Zero(t, cold["PUT aiboms/status"])
+	// Every root has exactly one AIBOM: an AIBOM created for a workload
+	// whose owner's kind had not synced yet is deleted again once the owner
+	// is readable (see the known gap below).
+	transient := cold["DELETE aiboms"]
+	require.Equal(t, roots+transient, cold["POST aiboms"], "POST aiboms = roots + AIBOMs deleted again")
+	// A written reconcile costs at most a create and one status patch.
+	require.Equal(t, rep.ColdStart.Outcomes["created"]+rep.ColdStart.Outcomes["updated"], cold["PATCH aiboms/status"])
+	require.Equal(t, rep.ColdStart.Outcomes["created"], cold["POST aiboms"])
+	// Known gap (pkg/core): reconciles start before every kind's cache has
+	// synced, so a workload whose owner's kind is still syncing is reported
+	// as a root (POST, PATCH, then DELETE), and a root whose descendants'
+	// kind is still syncing is written twice. Without it, transient and
+	// Outcomes["updated"] are 0 and a root costs exactly 2 writes.
+	t.Logf("cold start: %d roots, %d writes (%.2f per root), %d AIBOMs created and deleted again, %d roots re-written",
+		roots, rep.ColdStart.Writes, rep.ColdStart.WritesPerRoot, transient, rep.ColdStart.Outcomes["updated"])
+
+	// No live read of pods or walk-only kinds per reconcile: at most the
+	// informers' initial list and watch (a retry at most), never a GET per
+	// workload (there are 111 pods and 50 roots).
+	for _, resource := range []string{"pods", "replicasets", "podcliquesets", "podcliquescalinggroups", "podcliques"} {
+		require.LessOrEqual(t, cold["GET "+resource], 2, resource)
+		require.LessOrEqual(t, cold["WATCH "+resource], 3, resource)
+		require.LessOrEqual(t, cold["GET "+resource]+cold["WATCH "+resource], 3, resource)
+	}
+
+	// Steady state: every root annotated with an annotation no adapter
+	// reads. Each is reconciled, its inputs hash the same, and nothing is
+	// sent to the API server: no write, no read.
+	require.Equal(t, roots, rep.Steady.Annotated)
+	require.GreaterOrEqual(t, rep.Steady.Reconciles, roots)
+	require.Equal(t, map[string]int{"unchanged": rep.Steady.Reconciles}, rep.Steady.Outcomes)
+	require.Empty(t, rep.Steady.Requests)
+	require.Zero(t, rep.Steady.Writes)
+	// And a quiet period costs nothing either.
+	require.Empty(t, rep.Quiet.Requests)
+	require.Zero(t, rep.Quiet.Reconciles)
+
+	require.Positive(t, rep.Memory.PeakRSS)
+	require.GreaterOrEqual(t, rep.Memory.PeakRSS, rep.Memory.RSSAtEnd)
+	require.NotNil(t, rep.Replay)
+	require.Equal(t, 2*roots, rep.Replay.Writes)
+}
