@@ -262,6 +262,14 @@ func (c *countingStore) Get(ctx context.Context, e Entry, namespace, name string
 	return c.Store.Get(ctx, e, namespace, name)
 }
 
+// MayBeControlledBy passes the store's hints through (ControllerKindHints).
+func (c *countingStore) MayBeControlledBy(child Entry, owner schema.GroupKind) bool {
+	if h, ok := c.Store.(ControllerKindHints); ok {
+		return h.MayBeControlledBy(child, owner)
+	}
+	return true
+}
+
 func (c *countingStore) ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
 	c.lists++
 	return c.Store.ControlledBy(ctx, e, namespace, uid)
@@ -357,40 +365,49 @@ func cacheStore(b *testing.B, reg *Registry, w *benchWorld, env *benchEnv) Store
 	}
 	sup := &Supervisor{Registry: reg}
 	sup.init()
-	// The caches live as long as the benchmark process.
-	ctx := context.Background()
 	for _, e := range reg.Entries() {
-		mapper := meta.NewDefaultRESTMapper(nil)
-		mapper.Add(e.GVK(), meta.RESTScopeNamespace)
-		listGVK := e.GVK()
-		listGVK.Kind += "List"
-		mapper.Add(listGVK, meta.RESTScopeNamespace)
-		lw := &memoryListerWatcher{list: listOf(e, byKind[e.GroupKind()])}
-		c, err := cache.New(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{
-			HTTPClient:                  http.DefaultClient,
-			Scheme:                      testScheme(),
-			Mapper:                      mapper,
-			DefaultTransform:            cache.TransformStripManagedFields(),
-			ReaderFailOnMissingInformer: true,
-			NewInformer: func(_ toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-				return toolscache.NewSharedIndexInformer(lw, obj, resync, idx)
-			},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := c.IndexField(ctx, NewObject(e), ControllerUIDIndex, ControllerUID); err != nil {
-			b.Fatal(err)
-		}
-		go func() { _ = c.Start(ctx) }()
-		if !c.WaitForCacheSync(ctx) {
-			b.Fatalf("cache of %s did not sync", e.Kind)
-		}
-		kw := &kindWatch{entry: e, cache: c, cancel: func() {}}
-		kw.synced.Store(true)
-		sup.kinds[e.GroupKind()] = kw
+		startMemoryCache(b, sup, e, listOf(e, byKind[e.GroupKind()]))
 	}
 	return sup
+}
+
+// startMemoryCache starts one kind's informer cache, configured as
+// Supervisor.start configures it, over a fixed list, and hands it to the
+// supervisor as synced. The cache lives as long as the process.
+func startMemoryCache(tb testing.TB, sup *Supervisor, e Entry, list runtime.Object) {
+	tb.Helper()
+	ctx := context.Background()
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(e.GVK(), meta.RESTScopeNamespace)
+	listGVK := e.GVK()
+	listGVK.Kind += "List"
+	mapper.Add(listGVK, meta.RESTScopeNamespace)
+	lw := &memoryListerWatcher{list: list}
+	c, err := cache.New(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{
+		HTTPClient:                  http.DefaultClient,
+		Scheme:                      testScheme(),
+		Mapper:                      mapper,
+		DefaultTransform:            sup.transform(e),
+		ReaderFailOnMissingInformer: true,
+		NewInformer: func(_ toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
+			return toolscache.NewSharedIndexInformer(lw, obj, resync, idx)
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.IndexField(ctx, NewObject(e), ControllerUIDIndex, ControllerUID); err != nil {
+		tb.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		tb.Fatalf("cache of %s did not sync", e.Kind)
+	}
+	kw := &kindWatch{entry: e, cache: c, cancel: func() {}}
+	kw.synced.Store(true)
+	sup.mu.Lock()
+	sup.kinds[e.GroupKind()] = kw
+	sup.mu.Unlock()
 }
 
 func listOf(e Entry, objs []*benchObj) runtime.Object {

@@ -58,6 +58,12 @@ type frontier struct {
 func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendants, error) {
 	var out Descendants
 	entries := c.Registry.Entries()
+	// Kinds read live (the get/list-only fallback) are listed at most once
+	// per closure: one root reconcile.
+	if readMemoFrom(ctx) == nil {
+		ctx = WithReadMemo(ctx)
+	}
+	hints, _ := c.Store.(ControllerKindHints)
 	// The root's own controller chain. A tracked object on it that is also a
 	// descendant shares an ownerReference cycle with the root: the walk makes
 	// every tracked member of a cycle its own root, so none is absorbed.
@@ -70,6 +76,9 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 		queue = queue[1:]
 		parentGK := parent.obj.GetObjectKind().GroupVersionKind().GroupKind()
 		for _, e := range entries {
+			if hints != nil && !hints.MayBeControlledBy(e, parentGK) {
+				continue // no object of this kind has a controller of the parent's kind
+			}
 			children, err := c.Store.ControlledBy(ctx, e, root.GetNamespace(), parent.obj.GetUID())
 			if err != nil {
 				if classifyReadError(err) == ReasonError {

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +34,16 @@ type Store interface {
 	ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error)
 	// InNamespace returns every object of a kind in a namespace.
 	InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error)
+}
+
+// ControllerKindHints is implemented by a Store that knows which kinds of
+// controller the objects of a kind can have (the Supervisor records them as
+// objects enter its caches). The closure skips a kind whose objects cannot be
+// controlled by the parent's kind instead of querying it for every node.
+type ControllerKindHints interface {
+	// MayBeControlledBy is false only when no object of kind child can have
+	// a controller of kind owner; true when unsure.
+	MayBeControlledBy(child Entry, owner schema.GroupKind) bool
 }
 
 // NeedsFullObject reports whether the core reads a kind's whole object

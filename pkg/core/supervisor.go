@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -65,17 +66,30 @@ type Supervisor struct {
 	passed   atomic.Bool
 	// absentLogged: one log line per absent kind per process.
 	absentLogged sync.Map
+	// fallbackLogged: one log line per kind on the live-read fallback per
+	// process.
+	fallbackLogged sync.Map
+	// ownerKinds: per kind, the kinds of controller owner its cached objects
+	// have had (see MayBeControlledBy).
+	ownerKinds sync.Map // schema.GroupKind -> *ownerKindSet
 
 	discovery  discovery.DiscoveryInterface
 	meta       metadata.Interface
+	authz      authorizationv1client.AuthorizationV1Interface
 	httpClient *http.Client
 }
 
-// kindWatch is one kind's informer cache and health.
+// kindWatch is one kind's informer cache and health, or, for a kind on the
+// live-read fallback (fallback.go), its health alone.
 type kindWatch struct {
 	entry  Entry // Version is the served version the cache reads
 	cache  cache.Cache
 	cancel context.CancelFunc
+	// fallback: a walk-only kind the controller may list but not watch,
+	// read live; cache is nil.
+	fallback bool
+	// synced: the cache synced once, or, on the fallback, a list succeeded
+	// once.
 	synced atomic.Bool
 	// fromCRD: the kind is served by a CustomResourceDefinition.
 	fromCRD atomic.Bool
@@ -130,6 +144,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.meta, err = metadata.NewForConfigAndClient(s.Config, s.httpClient); err != nil {
 		return fmt.Errorf("supervisor: %w", err)
 	}
+	if s.authz, err = authorizationv1client.NewForConfigAndClient(s.Config, s.httpClient); err != nil {
+		return fmt.Errorf("supervisor: %w", err)
+	}
 	select {
 	case <-s.queueSet:
 	case <-ctx.Done():
@@ -179,6 +196,16 @@ func (s *Supervisor) discover(ctx context.Context) {
 				s.Log.Info("kind not served by the cluster; it is watched once its CRD appears", "kind", e.Kind.String(), "versions", e.Versions)
 			}
 			setHealth(e, false)
+		case kw != nil && kw.entry.Version == version && kw.fallback:
+			// Still list-only? A watch granted since moves the kind to an
+			// informer.
+			if fallback, err := s.needsFallback(ctx, kw.entry); err == nil && !fallback {
+				s.Log.Info("kind may be watched now; leaving the live-read fallback", "kind", e.Kind.String())
+				s.stop(e.GroupKind())
+				if err := s.start(ctx, kw.entry); err != nil {
+					s.Log.Error(err, "cannot start the kind's watch", "kind", e.Kind.String())
+				}
+			}
 		case kw != nil && kw.entry.Version == version:
 			// Unchanged.
 		default:
@@ -191,6 +218,12 @@ func (s *Supervisor) discover(ctx context.Context) {
 				continue
 			}
 			e.Version = version
+			if fallback, err := s.needsFallback(ctx, e); err != nil {
+				s.Log.V(1).Info("cannot review the kind's permissions; watching it", "kind", e.Kind.String(), "error", err.Error())
+			} else if fallback {
+				s.startFallback(ctx, e)
+				continue
+			}
 			if err := s.start(ctx, e); err != nil {
 				s.Log.Error(err, "cannot start the kind's watch", "kind", e.Kind.String())
 			}
@@ -209,7 +242,7 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 		HTTPClient:                  s.httpClient,
 		Scheme:                      s.Scheme,
 		Mapper:                      mapper,
-		DefaultTransform:            cache.TransformStripManagedFields(),
+		DefaultTransform:            s.transform(e),
 		ReaderFailOnMissingInformer: true,
 		DefaultWatchErrorHandler: func(ctx context.Context, r *toolscache.Reflector, err error) {
 			s.unhealthy(kw, err)
@@ -271,6 +304,9 @@ func (s *Supervisor) stop(gk schema.GroupKind) {
 	s.mu.Unlock()
 	if kw != nil {
 		kw.cancel()
+		if kw.fallback {
+			watchFallback.WithLabelValues(kw.entry.Kind.String()).Set(0)
+		}
 	}
 }
 
@@ -279,6 +315,9 @@ func (s *Supervisor) stopAll() {
 	defer s.mu.Unlock()
 	for gk, kw := range s.kinds {
 		kw.cancel()
+		if kw.fallback {
+			watchFallback.WithLabelValues(kw.entry.Kind.String()).Set(0)
+		}
 		delete(s.kinds, gk)
 	}
 }
@@ -294,14 +333,24 @@ func (s *Supervisor) probe(ctx context.Context) {
 	}
 	s.mu.RUnlock()
 	for _, kw := range kinds {
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := s.meta.Resource(kw.entry.GroupVersionResourceServed()).List(pctx, metav1.ListOptions{Limit: 1})
-		cancel()
-		if err != nil {
-			s.unhealthy(kw, err)
-		} else if kw.synced.Load() {
-			s.healthy(kw)
-		}
+		s.probeKind(ctx, kw)
+	}
+}
+
+// probeKind lists one object of a kind. A kind on the fallback is readable
+// from its first successful probe on.
+func (s *Supervisor) probeKind(ctx context.Context, kw *kindWatch) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := s.meta.Resource(kw.entry.GroupVersionResourceServed()).List(pctx, metav1.ListOptions{Limit: 1})
+	cancel()
+	switch {
+	case err != nil:
+		s.unhealthy(kw, err)
+	case kw.fallback:
+		kw.synced.Store(true)
+		s.healthy(kw)
+	case kw.synced.Load():
+		s.healthy(kw)
 	}
 }
 
@@ -356,13 +405,14 @@ func (s *Supervisor) Healthy(gk schema.GroupKind) bool {
 	return kw.healthy
 }
 
-// reader returns the cache of a kind that has synced at least once.
-func (s *Supervisor) reader(e Entry) (client.Reader, Entry, error) {
+// readable returns the watch of a kind that can be read: its cache synced at
+// least once, or, on the fallback, a live list succeeded once.
+func (s *Supervisor) readable(e Entry) (*kindWatch, error) {
 	s.mu.RLock()
 	kw := s.kinds[e.GroupKind()]
 	s.mu.RUnlock()
 	if kw == nil {
-		return nil, e, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
+		return nil, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
 	}
 	if !kw.synced.Load() {
 		kw.mu.Lock()
@@ -370,38 +420,49 @@ func (s *Supervisor) reader(e Entry) (client.Reader, Entry, error) {
 		kw.mu.Unlock()
 		if cause != nil {
 			// Keep the cause classifiable (Forbidden) for the miss counter.
-			return nil, e, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotReady, cause)
+			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotReady, cause)
 		}
-		return nil, e, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
+		return nil, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
 	}
-	return kw.cache, kw.entry, nil
+	return kw, nil
 }
 
 // Get implements Store.
 func (s *Supervisor) Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error) {
-	r, e, err := s.reader(e)
+	kw, err := s.readable(e)
 	if err != nil {
 		return nil, err
 	}
-	return ReaderStore{Reader: r}.Get(ctx, e, namespace, name)
+	if kw.fallback {
+		return s.liveGet(ctx, kw, namespace, name)
+	}
+	return ReaderStore{Reader: kw.cache}.Get(ctx, kw.entry, namespace, name)
 }
 
-// ControlledBy implements Store.
+// ControlledBy implements Store. For a kind on the live-read fallback, the
+// namespace is listed once per ReadMemo (see WithReadMemo; the closure
+// carries one), or once per call without one.
 func (s *Supervisor) ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
-	r, e, err := s.reader(e)
+	kw, err := s.readable(e)
 	if err != nil {
 		return nil, err
 	}
-	return ReaderStore{Reader: r}.ControlledBy(ctx, e, namespace, uid)
+	if kw.fallback {
+		return s.liveControlledBy(ctx, kw, namespace, uid)
+	}
+	return ReaderStore{Reader: kw.cache}.ControlledBy(ctx, kw.entry, namespace, uid)
 }
 
 // InNamespace implements Store.
 func (s *Supervisor) InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error) {
-	r, e, err := s.reader(e)
+	kw, err := s.readable(e)
 	if err != nil {
 		return nil, err
 	}
-	return ReaderStore{Reader: r}.InNamespace(ctx, e, namespace)
+	if kw.fallback {
+		return s.liveList(ctx, kw, namespace)
+	}
+	return ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, namespace)
 }
 
 // crdBacked records whether a kind is served by a CustomResourceDefinition
@@ -433,4 +494,22 @@ func (s *Supervisor) Removing(ctx context.Context, e Entry) bool {
 		return true
 	}
 	return err == nil && crd.GetDeletionTimestamp() != nil
+}
+
+// MayBeControlledBy reports whether an object of kind child may have a
+// controller of kind owner: false only when child's cache has synced and none
+// of the objects it ever held had a controller of that kind. The closure
+// skips such a kind instead of querying it for every node (an index lookup
+// and a list per kind per node otherwise).
+func (s *Supervisor) MayBeControlledBy(child Entry, owner schema.GroupKind) bool {
+	s.mu.RLock()
+	kw := s.kinds[child.GroupKind()]
+	s.mu.RUnlock()
+	if kw == nil || kw.fallback || !kw.synced.Load() {
+		// Unreadable kinds are queried, so that the closure reports them as
+		// misses; kinds read live have no record.
+		return true
+	}
+	set, ok := s.ownerKinds.Load(child.GroupKind())
+	return !ok || set.(*ownerKindSet).has(owner)
 }

@@ -1,0 +1,296 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// The get/list-only fallback (seed §5: Grove kinds are granted get and list,
+// never watch). A walk-only kind the controller may read but not watch gets
+// no informer; it is read live, as metadata only:
+//
+//   - a walk hop is one live GET (the walk checks the UID as always);
+//   - a closure lists the kind's namespace at most once, through a ReadMemo
+//     that lives as long as that closure (one root reconcile), and finds
+//     children in that list;
+//   - its objects raise no events: a pod's events still reach the root
+//     through live GETs of the chain above the pod.
+//
+// Tracked kinds and Pods are never on this path: their content and events
+// are what a document is made of. A kind that may not be listed either is
+// left to its informer, whose failures degrade as for any unreadable kind
+// (report as today, counted in aibom_rollup_unresolved_total).
+
+var watchFallback = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "aibom_watch_fallback",
+	Help: "1 while a walk-only kind the controller may get and list but not watch is read live (one metadata list per kind per root reconcile) instead of through an informer.",
+}, []string{"kind"})
+
+func init() { metrics.Registry.MustRegister(watchFallback) }
+
+// FallbackKinds returns the kinds currently served by live reads.
+func (s *Supervisor) FallbackKinds() []schema.GroupKind {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []schema.GroupKind
+	for gk, kw := range s.kinds {
+		if kw.fallback {
+			out = append(out, gk)
+		}
+	}
+	return out
+}
+
+// fallbackCandidate: only walk-only kinds read as metadata may be read live.
+func fallbackCandidate(e Entry) bool { return !NeedsFullObject(e) }
+
+// needsFallback reports whether the controller may list but not watch a
+// kind, asking the API server (SelfSubjectAccessReview, cluster-wide). On an
+// error the kind is left as it is (an informer at start).
+func (s *Supervisor) needsFallback(ctx context.Context, e Entry) (bool, error) {
+	if s.authz == nil || !fallbackCandidate(e) {
+		return false, nil
+	}
+	allowed := func(verb string) (bool, error) {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		review, err := s.authz.SelfSubjectAccessReviews().Create(rctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: e.Group, Version: e.Version, Resource: e.Resource,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("review %s on %s: %w", verb, e.Kind.String(), err)
+		}
+		return review.Status.Allowed, nil
+	}
+	watch, err := allowed("watch")
+	if err != nil || watch {
+		return false, err
+	}
+	// Without list either, the kind is unreadable: its informer degrades as
+	// for any denied kind, without a live request per walk.
+	return allowed("list")
+}
+
+// startFallback serves a kind by live reads.
+func (s *Supervisor) startFallback(ctx context.Context, e Entry) {
+	kctx, cancel := context.WithCancel(ctx)
+	kw := &kindWatch{entry: e, cancel: cancel, fallback: true}
+	s.mu.Lock()
+	s.kinds[e.GroupKind()] = kw
+	s.mu.Unlock()
+	watchFallback.WithLabelValues(e.Kind.String()).Set(1)
+	if _, logged := s.fallbackLogged.LoadOrStore(e.GroupKind(), true); !logged {
+		s.Log.Info("kind may be listed but not watched; read live as metadata (one list per kind per root reconcile), without events",
+			"kind", e.Kind.String(), "version", e.Version)
+	}
+	s.crdBacked(kctx, kw)
+	go func() {
+		s.probeKind(kctx, kw)
+		if kw.synced.Load() {
+			s.replayRoots(kctx, kw)
+		}
+	}()
+}
+
+// replayRoots enqueues the root above every object of a kind that just
+// became readable: walks that passed through it before found it unreadable.
+// An informer replays its objects when it syncs; this is the same for a kind
+// read live, with one list and the walks' GETs.
+func (s *Supervisor) replayRoots(ctx context.Context, kw *kindWatch) {
+	ctx = WithReadMemo(ctx)
+	objs, err := s.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
+	if err != nil {
+		s.Log.Error(err, "replaying a live-read kind's roots", "kind", kw.entry.Kind.String())
+		return
+	}
+	walker := Walker{Registry: s.Registry, Store: s}
+	seen := map[types.UID]bool{}
+	for _, obj := range objs {
+		if root := walker.Root(ctx, obj); root != nil && !seen[types.UID(root.UID)] {
+			seen[types.UID(root.UID)] = true
+			s.queue.Add(Request{GroupKind: root.GroupKind, Namespace: root.Namespace, Name: root.Name})
+		}
+	}
+}
+
+// ReadMemo memoises live reads of the kinds on the fallback for as long as
+// the context that carries it: each kind's namespace is listed at most once,
+// and an object read once is not read again. The closure puts one in its
+// context when it finds none, so that a root reconcile costs at most one
+// list per such kind. A memo may serve stale objects: it must not outlive
+// one reconcile or one event.
+type ReadMemo struct {
+	mu    sync.Mutex
+	lists map[memoKey]*memoList
+	gets  map[memoKey]*memoGet
+}
+
+type memoKey struct {
+	gk              schema.GroupKind
+	namespace, name string
+}
+
+// memoList is one list, read by the first caller; ready closes when it is
+// in.
+type memoList struct {
+	ready chan struct{}
+	objs  []client.Object
+	err   error
+}
+
+type memoGet struct {
+	once sync.Once
+	obj  client.Object
+	err  error
+}
+
+type readMemoKey struct{}
+
+// WithReadMemo returns a context carrying a new ReadMemo.
+func WithReadMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readMemoKey{}, &ReadMemo{})
+}
+
+func readMemoFrom(ctx context.Context) *ReadMemo {
+	m, _ := ctx.Value(readMemoKey{}).(*ReadMemo)
+	return m
+}
+
+// list returns the memoised list of a kind's namespace, listing it once.
+func (m *ReadMemo) list(gk schema.GroupKind, namespace string, fetch func() ([]client.Object, error)) ([]client.Object, error) {
+	if m == nil {
+		return fetch()
+	}
+	key := memoKey{gk: gk, namespace: namespace}
+	m.mu.Lock()
+	l, listing := m.lists[key], false
+	if l == nil {
+		if m.lists == nil {
+			m.lists = map[memoKey]*memoList{}
+		}
+		l, listing = &memoList{ready: make(chan struct{})}, true
+		m.lists[key] = l
+	}
+	m.mu.Unlock()
+	if listing {
+		l.objs, l.err = fetch()
+		close(l.ready)
+	}
+	<-l.ready
+	return l.objs, l.err
+}
+
+// listed returns the memoised list of a kind's namespace if it was listed.
+func (m *ReadMemo) listed(gk schema.GroupKind, namespace string) ([]client.Object, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	l := m.lists[memoKey{gk: gk, namespace: namespace}]
+	if l == nil && namespace != metav1.NamespaceAll {
+		l = m.lists[memoKey{gk: gk, namespace: metav1.NamespaceAll}]
+	}
+	m.mu.Unlock()
+	if l == nil {
+		return nil, false
+	}
+	<-l.ready // a list in flight
+	if l.err != nil {
+		return nil, false
+	}
+	return l.objs, true
+}
+
+// get returns the memoised object, reading it once.
+func (m *ReadMemo) get(gk schema.GroupKind, namespace, name string, fetch func() (client.Object, error)) (client.Object, error) {
+	if m == nil {
+		return fetch()
+	}
+	key := memoKey{gk: gk, namespace: namespace, name: name}
+	m.mu.Lock()
+	g := m.gets[key]
+	if g == nil {
+		if m.gets == nil {
+			m.gets = map[memoKey]*memoGet{}
+		}
+		g = &memoGet{}
+		m.gets[key] = g
+	}
+	m.mu.Unlock()
+	g.once.Do(func() { g.obj, g.err = fetch() })
+	return g.obj, g.err
+}
+
+// liveGet reads one object of a kind on the fallback: from the memo's list of
+// its namespace when there is one, else one live metadata GET.
+func (s *Supervisor) liveGet(ctx context.Context, kw *kindWatch, namespace, name string) (client.Object, error) {
+	e := kw.entry
+	memo := readMemoFrom(ctx)
+	if objs, ok := memo.listed(e.GroupKind(), namespace); ok {
+		for _, o := range objs {
+			if o.GetName() == name && o.GetNamespace() == namespace {
+				return o, nil
+			}
+		}
+		// Not in the list: read it, it may be younger than the list.
+	}
+	return memo.get(e.GroupKind(), namespace, name, func() (client.Object, error) {
+		obj, err := s.meta.Resource(e.GroupVersionResourceServed()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", e.Kind.String(), namespace, name, err)
+		}
+		obj.SetGroupVersionKind(e.GVK())
+		_, _ = TransformMetadata(obj)
+		return obj, nil
+	})
+}
+
+// liveList lists a kind's namespace (metav1.NamespaceAll: every namespace),
+// once per memo.
+func (s *Supervisor) liveList(ctx context.Context, kw *kindWatch, namespace string) ([]client.Object, error) {
+	e := kw.entry
+	return readMemoFrom(ctx).list(e.GroupKind(), namespace, func() ([]client.Object, error) {
+		// One request, not pages: the count of requests per reconcile is
+		// the point of the memo, and metadata lists are small.
+		list, err := s.meta.Resource(e.GroupVersionResourceServed()).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list %s in %q: %w", e.Kind.String(), namespace, err)
+		}
+		out := make([]client.Object, len(list.Items))
+		for i := range list.Items {
+			item := &list.Items[i]
+			item.SetGroupVersionKind(e.GVK())
+			_, _ = TransformMetadata(item)
+			out[i] = item
+		}
+		return out, nil
+	})
+}
+
+// liveControlledBy returns the objects of a kind on the fallback whose
+// controller is uid, filtered from the memoised list of the namespace.
+func (s *Supervisor) liveControlledBy(ctx context.Context, kw *kindWatch, namespace string, uid types.UID) ([]client.Object, error) {
+	objs, err := s.liveList(ctx, kw, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	for _, o := range objs {
+		if ref := metav1.GetControllerOfNoCopy(o); ref != nil && ref.UID == uid {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

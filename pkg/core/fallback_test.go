@@ -1,0 +1,219 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+)
+
+// fallbackWorld: Widget (tracked, cached) -> Gear (walk-only, on the
+// fallback: read live) -> Gear -> 2 Pods (cached), plus an unrelated Gear
+// chain in the same namespace.
+type fallbackWorld struct {
+	sup    *Supervisor
+	meta   *metadatafake.FakeMetadataClient
+	root   *unstructured.Unstructured
+	pods   []*unstructured.Unstructured
+	gears  []*metav1.PartialObjectMetadata
+	reg    *Registry
+	widget Entry
+}
+
+func ref(gvk schema.GroupVersionKind, name string, uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: name, UID: uid, Controller: ptr.To(true)}
+}
+
+func newFallbackWorld(t *testing.T) *fallbackWorld {
+	t.Helper()
+	w := &fallbackWorld{reg: testRegistry(t)}
+	w.widget = entryOf(t, w.reg, widgetGVK)
+	w.root = &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	w.root.SetGroupVersionKind(widgetGVK)
+	w.root.SetNamespace(ns)
+	w.root.SetName("root")
+	w.root.SetUID("uid-root")
+	gear := func(name string, uid types.UID, owner metav1.OwnerReference) *metav1.PartialObjectMetadata {
+		g := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid, OwnerReferences: []metav1.OwnerReference{owner},
+			Annotations: map[string]string{LastAppliedAnnotation: "{}"}}}
+		g.SetGroupVersionKind(gearGVK)
+		w.gears = append(w.gears, g)
+		return g
+	}
+	gear("g1", "uid-g1", ref(widgetGVK, "root", "uid-root"))
+	g2 := gear("g2", "uid-g2", ref(gearGVK, "g1", "uid-g1"))
+	gear("other", "uid-other", ref(widgetGVK, "elsewhere", "uid-elsewhere"))
+	for i := range 2 {
+		p := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"containerStatuses": []any{
+			map[string]any{"name": "main", "image": "img:1", "imageID": fmt.Sprintf("img@sha256:%064d", i)}}}}}
+		p.SetGroupVersionKind(podGVK)
+		p.SetNamespace(ns)
+		p.SetName(fmt.Sprintf("pod-%d", i))
+		p.SetUID(types.UID(fmt.Sprintf("uid-pod-%d", i)))
+		p.SetOwnerReferences([]metav1.OwnerReference{ref(gearGVK, g2.Name, g2.UID)})
+		w.pods = append(w.pods, p)
+	}
+
+	w.sup = &Supervisor{Registry: w.reg}
+	w.sup.init()
+	podList := &unstructured.UnstructuredList{}
+	podList.SetGroupVersionKind(podGVK.GroupVersion().WithKind("PodList"))
+	podList.SetResourceVersion("1")
+	for _, p := range w.pods {
+		podList.Items = append(podList.Items, *p.DeepCopy())
+	}
+	startMemoryCache(t, w.sup, entryOf(t, w.reg, podGVK), podList)
+	widgets := &unstructured.UnstructuredList{}
+	widgets.SetGroupVersionKind(widgetGVK.GroupVersion().WithKind("WidgetList"))
+	widgets.SetResourceVersion("1")
+	widgets.Items = append(widgets.Items, *w.root.DeepCopy())
+	startMemoryCache(t, w.sup, w.widget, widgets)
+	for _, gvk := range []schema.GroupVersionKind{deployGVK, stsGVK, rsGVK, secretGVK} {
+		e := entryOf(t, w.reg, gvk)
+		startMemoryCache(t, w.sup, e, listOf(e, nil))
+	}
+
+	scheme := runtime.NewScheme()
+	require.NoError(t, metav1.AddMetaToScheme(scheme))
+	objs := make([]runtime.Object, len(w.gears))
+	for i, g := range w.gears {
+		objs[i] = g.DeepCopy()
+	}
+	w.meta = metadatafake.NewSimpleMetadataClient(scheme, objs...)
+	w.sup.meta = w.meta
+	kw := &kindWatch{entry: entryOf(t, w.reg, gearGVK), fallback: true, cancel: func() {}}
+	kw.synced.Store(true)
+	w.sup.kinds[gearGVK.GroupKind()] = kw
+	return w
+}
+
+// requests returns the fake API server's requests since index from, as
+// "verb resource".
+func (w *fallbackWorld) requests(from int) []string {
+	var out []string
+	for _, a := range w.meta.Actions()[from:] {
+		out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	return out
+}
+
+// The closure through a kind on the fallback: its namespace is listed once
+// per closure however many nodes ask, children are matched by controller
+// UID, and the pods below are found.
+func TestFallbackClosureListsEachKindOncePerClosure(t *testing.T) {
+	w := newFallbackWorld(t)
+	ctx := context.Background()
+	closure := Closure{Registry: w.reg, Store: w.sup}
+
+	d, err := closure.Descendants(ctx, w.root)
+	require.NoError(t, err)
+	require.Empty(t, d.Misses)
+	require.Len(t, d.Pods, 2)
+	require.Equal(t, "pod-0", d.Pods[0].GetName())
+	require.Equal(t, []string{"list gears"}, w.requests(0))
+
+	// The next closure (the next reconcile) lists again: the memo lives as
+	// long as one closure, since without a watch nothing tells it of changes.
+	n := len(w.meta.Actions())
+	_, err = closure.Descendants(ctx, w.root)
+	require.NoError(t, err)
+	require.Equal(t, []string{"list gears"}, w.requests(n))
+
+	// A context that already carries a memo shares it.
+	mctx := WithReadMemo(ctx)
+	n = len(w.meta.Actions())
+	for range 3 {
+		_, err = closure.Descendants(mctx, w.root)
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"list gears"}, w.requests(n))
+}
+
+// The walk through a kind on the fallback: one live GET per hop, checked
+// on UID like any hop; the live objects lose the last-applied annotation.
+func TestFallbackWalkGetsEachHopLive(t *testing.T) {
+	w := newFallbackWorld(t)
+	ctx := context.Background()
+	walker := Walker{Registry: w.reg, Store: w.sup}
+
+	res := walker.TrackedOwner(ctx, w.pods[0])
+	require.NotNil(t, res.Owner, "%+v", res)
+	require.Equal(t, "root", res.Owner.Name)
+	require.Equal(t, 3, res.Hops)
+	require.Equal(t, []string{"get gears", "get gears"}, w.requests(0))
+
+	g, err := w.sup.Get(ctx, entryOf(t, w.reg, gearGVK), ns, "g1")
+	require.NoError(t, err)
+	require.Equal(t, gearGVK, g.GetObjectKind().GroupVersionKind())
+	require.NotContains(t, g.GetAnnotations(), LastAppliedAnnotation)
+
+	// g2 re-created under the same name with another UID: the stale pod's
+	// reference names the old UID, and the walk rejects the edge.
+	require.NoError(t, w.meta.Tracker().Delete(gearGVK.GroupVersion().WithResource("gears"), ns, "g2"))
+	fresh := w.gears[1].DeepCopy()
+	fresh.UID = "uid-g2-new"
+	require.NoError(t, w.meta.Tracker().Add(fresh))
+	res = walker.TrackedOwner(ctx, w.pods[0])
+	require.Nil(t, res.Owner)
+	require.Equal(t, ReasonUIDMismatch, res.Reason)
+}
+
+// A kind on the fallback that may not be listed after all: the closure
+// records the miss (the pods below stay unattributed, as for any unreadable
+// kind) and does not fail; one list per closure still.
+func TestFallbackForbiddenListIsAMiss(t *testing.T) {
+	w := newFallbackWorld(t)
+	w.meta.PrependReactor("list", "gears", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: gearGVK.Group, Resource: "gears"}, "", fmt.Errorf("denied"))
+	})
+	d, err := Closure{Registry: w.reg, Store: w.sup}.Descendants(context.Background(), w.root)
+	require.NoError(t, err)
+	require.Empty(t, d.Pods)
+	require.Equal(t, []string{"Gear.example.com"}, d.Misses)
+	require.Equal(t, []string{"list gears"}, w.requests(0))
+}
+
+// A kind whose objects never had a controller of the parent's kind is not
+// queried; unreadable and live-read kinds always are.
+func TestClosureSkipsKindsThatCannotBeControlledByTheParent(t *testing.T) {
+	w := newFallbackWorld(t)
+	pod := entryOf(t, w.reg, podGVK)
+	require.True(t, w.sup.MayBeControlledBy(pod, gearGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(pod, rsGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(w.widget, gearGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, rsGVK), deployGVK.GroupKind()))
+	require.True(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, gearGVK), podGVK.GroupKind()), "live-read kind")
+
+	// The closure from a pod asks only the live-read Gear: no cached kind
+	// ever had a Pod for a controller.
+	counting := &countingStore{Store: w.sup}
+	d, err := Closure{Registry: w.reg, Store: counting}.Descendants(context.Background(), w.pods[0])
+	require.NoError(t, err)
+	require.Empty(t, d.Pods)
+	require.Empty(t, d.Misses)
+	require.Equal(t, 1, counting.lists)
+
+	// From the root: Widget -> Gear (live) -> Gear (live) -> Pods (cached);
+	// the cached kinds without such controllers are skipped.
+	counting.lists = 0
+	d, err = Closure{Registry: w.reg, Store: counting}.Descendants(context.Background(), w.root)
+	require.NoError(t, err)
+	require.Len(t, d.Pods, 2)
+	// Every node asks Gear (one live list, memoised); g1 and g2, Gears,
+	// ask Pod too: 5 + 2 instead of 5 nodes x 7 kinds.
+	require.Equal(t, 7, counting.lists)
+
+	// A kind without a cache is always asked (and reported as a miss).
+	w.sup.stop(rsGVK.GroupKind())
+	require.True(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, rsGVK), deployGVK.GroupKind()))
+}
