@@ -225,24 +225,40 @@ func TestTransformForChoosesByKind(t *testing.T) {
 // informer: the transform returns something for every input.
 func TestTransformsNeverPanic(t *testing.T) {
 	inputs := map[string]func() any{
-		"nil":                    func() any { return nil },
-		"nil unstructured":       func() any { return (*unstructured.Unstructured)(nil) },
-		"nil partial metadata":   func() any { return (*metav1.PartialObjectMetadata)(nil) },
-		"nil typed pod":          func() any { return (*corev1.Pod)(nil) },
-		"empty unstructured":     func() any { return &unstructured.Unstructured{} },
-		"string":                 func() any { return "not an object" },
-		"tombstone":              func() any { return toolscache.DeletedFinalStateUnknown{Key: "ns/x", Obj: decodeYAML(t, fullPodYAML)} },
-		"typed pod":              func() any { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{}}}} },
-		"metadata is a string":   func() any { return &unstructured.Unstructured{Object: map[string]any{"metadata": "x", "status": "y", "spec": int64(1)}} },
-		"metadata is a list":     func() any { return &unstructured.Unstructured{Object: map[string]any{"metadata": []any{int64(1)}}} },
-		"annotations not a map":  func() any { return raw(map[string]any{"metadata": map[string]any{"annotations": []any{"a"}, "managedFields": "x"}}) },
-		"annotations nil values": func() any { return raw(map[string]any{"metadata": map[string]any{"annotations": map[string]any{LastAppliedAnnotation: nil}}}) },
-		"status is a string":     func() any { return raw(map[string]any{"status": "Running"}) },
-		"statuses not a list":    func() any { return raw(map[string]any{"status": map[string]any{"containerStatuses": map[string]any{"name": "x"}}}) },
-		"status items not maps":  func() any { return raw(map[string]any{"status": map[string]any{"containerStatuses": []any{"x", int64(1), nil, []any{}}}}) },
-		"status fields wrong":    func() any { return raw(map[string]any{"status": map[string]any{"containerStatuses": []any{map[string]any{"name": int64(1), "image": []any{}, "imageID": nil}}}}) },
-		"ownerReferences wrong":  func() any { return raw(map[string]any{"metadata": map[string]any{"ownerReferences": "x"}}) },
-		"ownerReferences items":  func() any { return raw(map[string]any{"metadata": map[string]any{"ownerReferences": []any{"x", map[string]any{"controller": "yes"}}}}) },
+		"nil":                  func() any { return nil },
+		"nil unstructured":     func() any { return (*unstructured.Unstructured)(nil) },
+		"nil partial metadata": func() any { return (*metav1.PartialObjectMetadata)(nil) },
+		"nil typed pod":        func() any { return (*corev1.Pod)(nil) },
+		"empty unstructured":   func() any { return &unstructured.Unstructured{} },
+		"string":               func() any { return "not an object" },
+		"tombstone":            func() any { return toolscache.DeletedFinalStateUnknown{Key: "ns/x", Obj: decodeYAML(t, fullPodYAML)} },
+		"typed pod": func() any {
+			return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{}}}}
+		},
+		"metadata is a string": func() any {
+			return &unstructured.Unstructured{Object: map[string]any{"metadata": "x", "status": "y", "spec": int64(1)}}
+		},
+		"metadata is a list": func() any { return &unstructured.Unstructured{Object: map[string]any{"metadata": []any{int64(1)}}} },
+		"annotations not a map": func() any {
+			return raw(map[string]any{"metadata": map[string]any{"annotations": []any{"a"}, "managedFields": "x"}})
+		},
+		"annotations nil values": func() any {
+			return raw(map[string]any{"metadata": map[string]any{"annotations": map[string]any{LastAppliedAnnotation: nil}}})
+		},
+		"status is a string": func() any { return raw(map[string]any{"status": "Running"}) },
+		"statuses not a list": func() any {
+			return raw(map[string]any{"status": map[string]any{"containerStatuses": map[string]any{"name": "x"}}})
+		},
+		"status items not maps": func() any {
+			return raw(map[string]any{"status": map[string]any{"containerStatuses": []any{"x", int64(1), nil, []any{}}}})
+		},
+		"status fields wrong": func() any {
+			return raw(map[string]any{"status": map[string]any{"containerStatuses": []any{map[string]any{"name": int64(1), "image": []any{}, "imageID": nil}}}})
+		},
+		"ownerReferences wrong": func() any { return raw(map[string]any{"metadata": map[string]any{"ownerReferences": "x"}}) },
+		"ownerReferences items": func() any {
+			return raw(map[string]any{"metadata": map[string]any{"ownerReferences": []any{"x", map[string]any{"controller": "yes"}}}})
+		},
 	}
 	sup := &Supervisor{}
 	reg := testRegistry(t)
@@ -269,7 +285,9 @@ func TestTransformsNeverPanic(t *testing.T) {
 	}
 }
 
-func raw(obj map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: obj} }
+func raw(obj map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: obj}
+}
 
 func isNilPointer(v any) bool {
 	switch o := v.(type) {
