@@ -14,6 +14,9 @@ const (
 	OutcomeNotOptedIn   = "not_opted_in"
 	OutcomeDeleted      = "deleted"
 	OutcomeScrapeFailed = "scrape_failed"
+	// OutcomeBuildFailed: the document could not be built (e.g. over the
+	// inline cap with every component dropped); the last good one is kept.
+	OutcomeBuildFailed = "build_failed"
 	// OutcomeKindUnavailable: the workload's kind is not served or its cache
 	// has not synced; its AIBOM, if any, is kept.
 	OutcomeKindUnavailable = "kind_unavailable"
@@ -23,7 +26,7 @@ const (
 var (
 	reconcileOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "aibom_workload_reconcile_outcomes_total",
-		Help: "Workload reconciles by tracked kind and outcome (created, updated, unchanged, rolled_up, not_opted_in, deleted, scrape_failed, error).",
+		Help: "Workload reconciles by tracked kind and outcome (created, updated, unchanged, rolled_up, not_opted_in, deleted, scrape_failed, build_failed, kind_unavailable, error).",
 	}, []string{"kind", "outcome"})
 
 	rollupUnresolved = prometheus.NewCounterVec(prometheus.CounterOpts{

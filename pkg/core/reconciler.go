@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
@@ -165,26 +168,74 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
 	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
 		if last, ok := r.written.Load(key); existing.Status.InputHash == inputs.Hash || (ok && last == inputs.Hash) {
+			if inputs.ScrapeErr != nil {
+				// Still failing the same way: nothing to write, but the
+				// failure is counted and retried (an adapter plugin may
+				// come back).
+				return OutcomeScrapeFailed, nil
+			}
 			return OutcomeUnchanged, nil
 		}
 	}
 	rep := inputs.Build()
-	status, ready, truncated, scrapeErr := rep.Status, rep.Ready, rep.Truncated, rep.ScrapeErr
+	status, ready, truncated := rep.Status, rep.Ready, rep.Truncated
 	outcome := OutcomeUpdated
 	switch {
-	case scrapeErr != nil:
+	case rep.ScrapeErr != nil:
 		outcome = OutcomeScrapeFailed
-		if existing != nil { // keep the last good document
-			status.Document, status.DocumentSHA256, status.DocumentSize = existing.Status.Document, existing.Status.DocumentSHA256, existing.Status.DocumentSize
-			status.Summary, status.LastChanged = existing.Status.Summary, existing.Status.LastChanged
-		}
+		keepLastDocument(&status, existing)
+		ready.Message = clampMessage(ready.Message)
+		r.warn(obj, v1alpha1.ReasonScrapeFailed, "Scrape", fmt.Sprintf("adapter %s could not read the workload: %v", entry.Adapter.Name(), rep.ScrapeErr))
 	case rep.BuildErr != nil:
-		outcome = OutcomeError
-	}
-	if scrapeErr != nil && r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReasonScrapeFailed, "Scrape", "adapter %s could not read the workload: %v", entry.Adapter.Name(), scrapeErr)
+		// A document that cannot be built faithfully, or that exceeds the
+		// inline cap even with every component dropped, is never written:
+		// the last good document stays, and the status says why.
+		outcome = OutcomeBuildFailed
+		keepLastDocument(&status, existing)
+		truncated = nil
+		ready.Message = clampMessage(ready.Message)
+		r.warn(obj, v1alpha1.ReasonBuildFailed, "Build", fmt.Sprintf("the document could not be built: %v", rep.BuildErr))
 	}
 	return r.write(ctx, entry, obj, existing, key, status, ready, truncated, outcome)
+}
+
+// keepLastDocument carries the last good document of existing (if any) into
+// status, for a reconcile that could not build a new one.
+func keepLastDocument(status *v1alpha1.AIBOMStatus, existing *v1alpha1.AIBOM) {
+	status.Document, status.DocumentSHA256, status.DocumentSize, status.Summary, status.LastChanged = "", "", 0, v1alpha1.Summary{}, nil
+	if existing != nil {
+		status.Document, status.DocumentSHA256, status.DocumentSize = existing.Status.Document, existing.Status.DocumentSHA256, existing.Status.DocumentSize
+		status.Summary, status.LastChanged = existing.Status.Summary, existing.Status.LastChanged
+	}
+}
+
+// maxMessage bounds the messages the controller writes into conditions and
+// Events: an events.k8s.io note may hold at most 1024 characters, and an
+// adapter's error (a plugin's above all) may be arbitrarily long.
+const maxMessage = 1000
+
+// clampMessage redacts secrets from a message that quotes an adapter's or
+// the builder's error (an adapter may quote a value it could not read), and
+// cuts it to maxMessage bytes on a rune boundary.
+func clampMessage(s string) string {
+	s, _ = podtemplate.Redact(s)
+	if len(s) <= maxMessage {
+		return s
+	}
+	const ellipsis = "…"
+	cut := maxMessage - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+// warn emits a Warning Event regarding the workload, if a recorder is set.
+func (r *Reconciler) warn(obj client.Object, reason, action, message string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, action, "%s", clampMessage(message))
 }
 
 func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.Unstructured, existing *v1alpha1.AIBOM, key client.ObjectKey,
@@ -192,7 +243,9 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	now := metav1.NewTime(r.now())
 	aibom := existing
 	if aibom == nil {
-		outcome = OutcomeCreated
+		if outcome == OutcomeUpdated {
+			outcome = OutcomeCreated
+		}
 		aibom = &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		setSubject(aibom, entry, obj)
 		if err := r.Writer.Create(ctx, aibom); apierrors.IsAlreadyExists(err) {
@@ -211,7 +264,9 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 			}
 		}
 	}
-	status.Conditions = aibom.Status.Conditions
+	// A copy: setting a condition in place would change the patch's base
+	// too, and the change would never be written.
+	status.Conditions = slices.Clone(aibom.Status.Conditions)
 	if status.DocumentSHA256 != aibom.Status.DocumentSHA256 || status.LastChanged == nil {
 		status.LastChanged = &now
 	}

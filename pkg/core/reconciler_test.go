@@ -1,0 +1,273 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/document"
+)
+
+// scrapeFunc is an adapter declaring the Widget kind whose scrape the test
+// decides.
+type scrapeFunc struct {
+	mu     sync.Mutex
+	scrape func() (adapter.Findings, error)
+}
+
+func (*scrapeFunc) Name() string { return "widgets" }
+func (*scrapeFunc) Kinds() []adapter.Kind {
+	return []adapter.Kind{kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked)}
+}
+func (a *scrapeFunc) Scrape(context.Context, *unstructured.Unstructured) (adapter.Findings, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.scrape()
+}
+func (a *scrapeFunc) set(f func() (adapter.Findings, error)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.scrape = f
+}
+
+// recordedEvent is one Event the reconciler emitted.
+type recordedEvent struct{ regarding, eventType, reason, action, note string }
+
+type eventLog struct {
+	mu     sync.Mutex
+	events []recordedEvent
+}
+
+func (l *eventLog) Eventf(regarding runtime.Object, _ runtime.Object, eventType, reason, action, note string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o := regarding.(client.Object)
+	l.events = append(l.events, recordedEvent{o.GetName(), eventType, reason, action, fmt.Sprintf(note, args...)})
+}
+
+func (l *eventLog) all() []recordedEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]recordedEvent(nil), l.events...)
+}
+
+// reconcilerFixture is a reconciler over one Widget in an opted-in
+// namespace, with a fake API server for namespaces and AIBOMs.
+type reconcilerFixture struct {
+	r       *Reconciler
+	adapter *scrapeFunc
+	events  *eventLog
+	client  client.Client
+	req     Request
+	key     client.ObjectKey
+}
+
+func newReconcilerFixture(t *testing.T, maxBytes int) *reconcilerFixture {
+	t.Helper()
+	a := &scrapeFunc{scrape: func() (adapter.Findings, error) { return adapter.Findings{}, nil }}
+	reg, err := NewRegistry(a)
+	require.NoError(t, err)
+	widget := &unstructured.Unstructured{}
+	widget.SetGroupVersionKind(widgetGVK)
+	widget.SetNamespace(ns)
+	widget.SetName("graph")
+	widget.SetUID(types.UID("uid-graph"))
+
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	c := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{OptInLabel: "true"}}}).
+		WithStatusSubresource(&v1alpha1.AIBOM{}).Build()
+	events := &eventLog{}
+	r := &Reconciler{
+		Registry: reg, Store: NewMemoryStore([]client.Object{widget}), Reader: c, Writer: c, Recorder: events,
+		Tool: document.Tool{Version: "test"}, MaxDocumentBytes: maxBytes, ScrapeRetry: 7 * time.Second,
+		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+	}
+	gk := widgetGVK.GroupKind()
+	return &reconcilerFixture{r: r, adapter: a, events: events, client: c,
+		req: Request{GroupKind: gk, Namespace: ns, Name: "graph"},
+		key: client.ObjectKey{Namespace: ns, Name: AIBOMName(gk, "graph")}}
+}
+
+func (f *reconcilerFixture) aibom(t *testing.T) *v1alpha1.AIBOM {
+	t.Helper()
+	a := &v1alpha1.AIBOM{}
+	require.NoError(t, f.client.Get(context.Background(), f.key, a))
+	return a
+}
+
+func outcomes(outcome string) float64 {
+	var m dto.Metric
+	if err := reconcileOutcomes.WithLabelValues("Widget", outcome).Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
+}
+
+// A workload whose scrape fails the first time it is seen (a malformed
+// object): the failure is counted as scrape_failed (not as created), an
+// AIBOM says why in its Ready condition, a Warning Event names the adapter,
+// and the workload is retried; a later good scrape makes it Ready.
+func TestScrapeFailureOnANewRootIsCountedExplainedAndRetried(t *testing.T) {
+	f := newReconcilerFixture(t, 0)
+	f.adapter.set(func() (adapter.Findings, error) {
+		return adapter.Findings{}, errors.New("spec.image.repository: expected string, got number")
+	})
+	failedBefore, createdBefore := outcomes(OutcomeScrapeFailed), outcomes(OutcomeCreated)
+
+	res, err := f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	require.Equal(t, 7*time.Second, res.RequeueAfter, "a failed scrape is retried")
+	require.Equal(t, failedBefore+1, outcomes(OutcomeScrapeFailed))
+	require.Equal(t, createdBefore, outcomes(OutcomeCreated))
+
+	a := f.aibom(t)
+	ready := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
+	require.NotNil(t, ready)
+	require.Equal(t, metav1.ConditionFalse, ready.Status)
+	require.Equal(t, v1alpha1.ReasonScrapeFailed, ready.Reason)
+	require.Contains(t, ready.Message, "spec.image.repository: expected string, got number")
+	require.Empty(t, a.Status.Document, "nothing is fabricated for a workload that could not be read")
+	require.Equal(t, []recordedEvent{{"graph", corev1.EventTypeWarning, v1alpha1.ReasonScrapeFailed, "Scrape",
+		"adapter widgets could not read the workload: spec.image.repository: expected string, got number"}}, f.events.all())
+
+	// The same failure again: nothing written, still counted and retried.
+	res, err = f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	require.Equal(t, 7*time.Second, res.RequeueAfter)
+	require.Equal(t, failedBefore+2, outcomes(OutcomeScrapeFailed))
+	require.Len(t, f.events.all(), 1, "no Event without a change")
+
+	// Fixed: Ready, with a document.
+	f.adapter.set(func() (adapter.Findings, error) { return adapter.Findings{}, nil })
+	res, err = f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	require.Zero(t, res.RequeueAfter)
+	a = f.aibom(t)
+	ready = meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
+	require.Equal(t, metav1.ConditionTrue, ready.Status)
+	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
+}
+
+// A scrape that fails after a good one keeps the last good document.
+func TestScrapeFailureKeepsTheLastGoodDocument(t *testing.T) {
+	f := newReconcilerFixture(t, 0)
+	_, err := f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	good := f.aibom(t).Status
+	require.NotEmpty(t, good.Document)
+
+	f.adapter.set(func() (adapter.Findings, error) { return adapter.Findings{}, errors.New("plugin restarting") })
+	_, err = f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	a := f.aibom(t)
+	require.Equal(t, good.Document, a.Status.Document)
+	require.Equal(t, good.DocumentSHA256, a.Status.DocumentSHA256)
+	require.Equal(t, v1alpha1.ReasonScrapeFailed, meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady).Reason)
+}
+
+// An adapter's error is quoted in a condition and an Event: a long one is
+// cut to what an events.k8s.io note accepts (1024 characters), on a rune
+// boundary, and a secret it quotes is redacted.
+func TestScrapeErrorMessagesAreBoundedAndRedacted(t *testing.T) {
+	f := newReconcilerFixture(t, 0)
+	token := "hf_" + "Zq8wErTy5uIoP3aSdFgH7jKlZxCvBnM1q2"
+	long := "bad value " + token + " " + strings.Repeat("é", 5000)
+	f.adapter.set(func() (adapter.Findings, error) { return adapter.Findings{}, errors.New(long) })
+	_, err := f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+
+	ready := meta.FindStatusCondition(f.aibom(t).Status.Conditions, v1alpha1.ConditionReady)
+	events := f.events.all()
+	require.Len(t, events, 1)
+	for _, msg := range []string{ready.Message, events[0].note} {
+		require.LessOrEqual(t, len(msg), 1024)
+		require.True(t, utf8.ValidString(msg))
+		require.NotContains(t, msg, token)
+		require.Contains(t, msg, "bad value REDACTED")
+	}
+}
+
+// A document over the inline cap even with every component dropped (here:
+// thousands of redaction records, which are never dropped) is not written:
+// Ready is False with reason BuildFailed, a Warning Event says why, the
+// outcome is build_failed, and the last good document stays.
+func TestDocumentOverTheCapWithNothingToDropIsNotWritten(t *testing.T) {
+	f := newReconcilerFixture(t, 4096)
+	_, err := f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	good := f.aibom(t).Status
+	require.NotEmpty(t, good.Document)
+
+	f.adapter.set(func() (adapter.Findings, error) {
+		var out adapter.Findings
+		for i := 0; i < 200; i++ {
+			out.Redactions = append(out.Redactions, adapter.Redaction{Locator: fmt.Sprintf("spec.env[%d](SECRET_%d)", i, i), Reason: "secret-name"})
+		}
+		return out, nil
+	})
+	before := outcomes(OutcomeBuildFailed)
+	_, err = f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	require.Equal(t, before+1, outcomes(OutcomeBuildFailed))
+	a := f.aibom(t)
+	require.Equal(t, good.Document, a.Status.Document, "a document over the cap is never written")
+	ready := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
+	require.Equal(t, metav1.ConditionFalse, ready.Status)
+	require.Equal(t, v1alpha1.ReasonBuildFailed, ready.Reason)
+	require.Contains(t, ready.Message, "exceeds the size limit")
+	events := f.events.all()
+	require.Len(t, events, 1)
+	require.Equal(t, v1alpha1.ReasonBuildFailed, events[0].reason)
+	require.Equal(t, corev1.EventTypeWarning, events[0].eventType)
+}
+
+// A document over the cap that fits once components are dropped is written
+// truncated, with the Truncated condition True; the same inputs give the
+// same bytes.
+func TestDocumentOverTheCapIsTruncatedAndSaysSo(t *testing.T) {
+	f := newReconcilerFixture(t, 8192)
+	findings := adapter.Findings{}
+	for i := 0; i < 100; i++ {
+		findings.Containers = append(findings.Containers, adapter.Container{Name: fmt.Sprintf("c%d", i), Image: fmt.Sprintf("registry.example/team/image-%03d:1.0", i),
+			Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: fmt.Sprintf("spec.containers[%d].image", i)}})
+	}
+	f.adapter.set(func() (adapter.Findings, error) { return findings, nil })
+	_, err := f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	a := f.aibom(t)
+	require.LessOrEqual(t, len(a.Status.Document), 8192)
+	require.Contains(t, a.Status.Document, `"aibom.truncation.applied"`)
+	tr := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionTruncated)
+	require.NotNil(t, tr)
+	require.Equal(t, metav1.ConditionTrue, tr.Status)
+	require.Equal(t, v1alpha1.ReasonOverInlineCap, tr.Reason)
+	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
+
+	// Rebuilt from scratch (a new AIBOM): byte-identical.
+	require.NoError(t, f.client.Delete(context.Background(), a))
+	f.r.written.Delete(f.key)
+	_, err = f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	require.Equal(t, a.Status.Document, f.aibom(t).Status.Document)
+}
