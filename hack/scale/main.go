@@ -22,6 +22,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/test/scale"
 )
@@ -69,6 +72,9 @@ func run() error {
 		return err
 	}
 	opts.Log = os.Stderr
+	// The harness's own AIBOM watch logs nothing; the controller logs to
+	// its own file.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	rep, runErr := scale.Run(ctx, opts)

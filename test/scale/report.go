@@ -110,6 +110,12 @@ type Memory struct {
 	RSSAtConvergence int64 `json:"rssAtConvergenceBytes"`
 	// RSSAtEnd is VmRSS at the end of the run.
 	RSSAtEnd int64 `json:"rssAtEndBytes"`
+	// HeapInuseSettled and HeapInuseAtEnd are the Go heap in use
+	// (go_memstats_heap_inuse_bytes) once the cold start settled and at the
+	// end: the live objects plus fragmentation, without the garbage the GC
+	// lets accumulate up to GOGC.
+	HeapInuseSettled int64 `json:"heapInuseSettledBytes"`
+	HeapInuseAtEnd   int64 `json:"heapInuseAtEndBytes"`
 }
 
 // Replay is the API server's own time for the controller's cold-start
@@ -169,6 +175,7 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("| quiet %.0f s: requests / writes / reconciles | %d / %d / %d |", r.Quiet.Seconds, total(r.Quiet.Requests), r.Quiet.Writes, r.Quiet.Reconciles)
 	p("| peak RSS (VmHWM) | %s |", mib(r.Memory.PeakRSS))
 	p("| RSS at convergence / at the end (VmRSS) | %s / %s |", mib(r.Memory.RSSAtConvergence), mib(r.Memory.RSSAtEnd))
+	p("| Go heap in use, settled after the cold start / at the end | %s / %s |", mib(r.Memory.HeapInuseSettled), mib(r.Memory.HeapInuseAtEnd))
 	p("| AIBOM set still exact at the end | %v |", r.CorrectAtEnd)
 	p("")
 	p("Requests by verb and resource (`aibom_api_requests_total`; a list is a GET of the collection):")

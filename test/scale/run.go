@@ -231,6 +231,7 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.ColdStart.Latency = latency(cold.Histogram(reconcileTime, controllerLabel))
 	rep.ColdStart.Outcomes = outcomes(cold, nil)
 	rep.ColdStart.summarise(rep.Load.Roots)
+	rep.Memory.HeapInuseSettled = int64(cold.Sum("go_memstats_heap_inuse_bytes", nil))
 
 	// Steady state: an annotation no adapter reads on every root.
 	logf("steady state: annotating %d roots", len(load.Chains))
@@ -263,6 +264,7 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Quiet.Requests = diff(quiet.Requests(), steady.Requests())
 	rep.Quiet.Writes = countWrites(rep.Quiet.Requests)
 	rep.Quiet.Reconciles = int(quiet.Sum("controller_runtime_reconcile_total", controllerLabel) - steady.Sum("controller_runtime_reconcile_total", controllerLabel))
+	rep.Memory.HeapInuseAtEnd = int64(quiet.Sum("go_memstats_heap_inuse_bytes", nil))
 
 	ok, wrong, extra, reasons := track.state(5)
 	rep.CorrectAtEnd = ok

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/aibom-dev/aibom/internal/controlplane"
 )
@@ -47,6 +49,7 @@ func (l *testLog) Write(p []byte) (int, error) {
 // reads costs no request at all; and no reconcile reads pods or walk-only
 // kinds live.
 func TestScaleSmall(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard()) // the harness's own AIBOM watch
 	bin := buildController(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -116,6 +119,7 @@ func TestScaleSmall(t *testing.T) {
 	require.Zero(t, rep.Quiet.Reconciles)
 
 	require.Positive(t, rep.Memory.PeakRSS)
+	require.Positive(t, rep.Memory.HeapInuseAtEnd)
 	require.GreaterOrEqual(t, rep.Memory.PeakRSS, rep.Memory.RSSAtEnd)
 	require.NotNil(t, rep.Replay)
 	require.Equal(t, 2*roots, rep.Replay.Writes)
