@@ -299,6 +299,34 @@ func (c *Controller) WaitLeading(timeout time.Duration) error {
 	return c.waitFirstPass(ctx)
 }
 
+// WaitSettled waits until the controller has sent no AIBOM write for quiet
+// (lease renewals, Events and reads do not count); it is how a test knows
+// that a converged state is not about to change before checking it again.
+func (c *Controller) WaitSettled(quiet, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last, lastChange := c.aibomWrites(), time.Now()
+	for time.Since(lastChange) < quiet {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the controller kept writing AIBOMs for %s", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if n := c.aibomWrites(); n != last {
+			last, lastChange = n, time.Now()
+		}
+	}
+	return nil
+}
+
+func (c *Controller) aibomWrites() int {
+	n := 0
+	for _, r := range c.Requests.Log() {
+		if r.Write() && strings.Contains(r.Key, " aiboms") {
+			n++
+		}
+	}
+	return n
+}
+
 // Crash simulates the controller's process dying: from now on every request
 // it would make fails before reaching the API server (so it neither writes
 // nor renews or releases its Lease), and the manager is stopped.
