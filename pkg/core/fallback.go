@@ -27,8 +27,8 @@ import (
 //     through live GETs of the chain above the pod.
 //
 // Tracked kinds and Pods are never on this path: their content and events
-// are what a document is made of. A kind that may not be listed either is
-// left to its informer, whose failures degrade as for any unreadable kind
+// are what a document is made of. A kind that may not be read (get and list)
+// either is left to its informer, whose failures degrade as for any unreadable kind
 // (report as today, counted in aibom_rollup_unresolved_total).
 
 var watchFallback = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -54,8 +54,8 @@ func (s *Supervisor) FallbackKinds() []schema.GroupKind {
 // fallbackCandidate: only walk-only kinds read as metadata may be read live.
 func fallbackCandidate(e Entry) bool { return !NeedsFullObject(e) }
 
-// needsFallback reports whether the controller may list but not watch a
-// kind, asking the API server (SelfSubjectAccessReview, cluster-wide). On an
+// needsFallback reports whether the controller may get and list but not
+// watch a kind, asking the API server (SelfSubjectAccessReview, cluster-wide). On an
 // error the kind is left as it is (an informer at start).
 func (s *Supervisor) needsFallback(ctx context.Context, e Entry) (bool, error) {
 	if s.authz == nil || !fallbackCandidate(e) {
@@ -78,9 +78,17 @@ func (s *Supervisor) needsFallback(ctx context.Context, e Entry) (bool, error) {
 	if err != nil || watch {
 		return false, err
 	}
-	// Without list either, the kind is unreadable: its informer degrades as
-	// for any denied kind, without a live request per walk.
-	return allowed("list")
+	// Both reads are needed: the walk GETs, the closure LISTs, and they
+	// must see the same objects (a workload is suppressed exactly when a
+	// closure lists it). Without either, the kind is unreadable: its
+	// informer degrades as for any denied kind, for the walk and the
+	// closure alike, without a live request per walk.
+	for _, verb := range []string{"list", "get"} {
+		if ok, err := allowed(verb); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // startFallback serves a kind by live reads.
