@@ -234,3 +234,13 @@ func TestTrackerConvergesOnlyOnTheExactSet(t *testing.T) {
 	require.Equal(t, 1, wrong)
 	require.Contains(t, reasons[0], "deleted")
 }
+
+func TestIsWrite(t *testing.T) {
+	for k, want := range map[string]bool{
+		"POST aiboms": true, "PATCH aiboms/status": true, "DELETE aiboms": true, "PUT aiboms": true,
+		"GET pods": false, "WATCH pods": false, "GET discovery": false,
+		"POST selfsubjectaccessreviews": false, // a question, not a write
+	} {
+		require.Equal(t, want, IsWrite(k), k)
+	}
+}

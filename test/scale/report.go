@@ -66,9 +66,12 @@ type ColdStart struct {
 	Writes           int            `json:"writes"`
 	RequestsPerRoot  float64        `json:"requestsPerRoot"`
 	WritesPerRoot    float64        `json:"writesPerRoot"`
-	Reconciles       int            `json:"reconciles"`
-	Outcomes         map[string]int `json:"outcomes"`
-	Latency          Latency        `json:"latency"`
+	// Transient counts AIBOMs deleted during the cold start: written for a
+	// workload that turned out to be absorbed.
+	Transient  int            `json:"transient"`
+	Reconciles int            `json:"reconciles"`
+	Outcomes   map[string]int `json:"outcomes"`
+	Latency    Latency        `json:"latency"`
 }
 
 func (c *ColdStart) summarise(roots int) {
@@ -76,6 +79,7 @@ func (c *ColdStart) summarise(roots int) {
 		c.Total += v
 	}
 	c.Writes = countWrites(c.Requests)
+	c.Transient = c.Requests["DELETE aiboms"]
 	if roots > 0 {
 		c.RequestsPerRoot = float64(c.Total) / float64(roots)
 		c.WritesPerRoot = float64(c.Writes) / float64(roots)
@@ -166,6 +170,7 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	}
 	p("| cold-start requests | %d (%.2f per root) |", r.ColdStart.Total, r.ColdStart.RequestsPerRoot)
 	p("| cold-start writes | %d (%.2f per root) |", r.ColdStart.Writes, r.ColdStart.WritesPerRoot)
+	p("| cold-start AIBOMs written, then deleted as absorbed | %d |", r.ColdStart.Transient)
 	p("| cold-start reconciles | %d (%s) |", r.ColdStart.Reconciles, counts(r.ColdStart.Outcomes))
 	p("| cold-start reconcile latency p50 / p99 (bucket-interpolated) | %s |", r.ColdStart.Latency)
 	p("| annotation pass: roots annotated | %d |", r.Steady.Annotated)
