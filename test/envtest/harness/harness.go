@@ -151,6 +151,8 @@ type Controller struct {
 	cancel   context.CancelFunc
 	done     chan error
 	link     *link
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // ControllerTool is the tool name and version the harness's controller
@@ -336,14 +338,17 @@ func (c *Controller) Crash() {
 }
 
 // Stop stops the manager and waits for it.
+// A second call returns the first one's result.
 func (c *Controller) Stop() error {
-	c.cancel()
-	select {
-	case err := <-c.done:
-		return err
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("manager did not stop")
-	}
+	c.stopOnce.Do(func() {
+		c.cancel()
+		select {
+		case c.stopErr = <-c.done:
+		case <-time.After(30 * time.Second):
+			c.stopErr = fmt.Errorf("manager did not stop")
+		}
+	})
+	return c.stopErr
 }
 
 // errCrashed is what every request of a crashed controller returns.
