@@ -55,7 +55,9 @@
 // (IsSecretName) are never read; a literal value there is recorded as a
 // "secret-name" redaction. Every value that becomes a model or data name goes
 // through Redact, which masks URL credentials and token-shaped strings and
-// records one adapter.Redaction per field and reason. Image references are
+// records one adapter.Redaction per field and reason; env var names and
+// annotation keys are masked the same way where they appear in a locator.
+// Image references are
 // reported verbatim: registries do not accept credentials in references and
 // the core needs them unchanged to match pod statuses.
 //

@@ -183,7 +183,8 @@ func ModelsFromAnnotations(annotations map[string]string, prefix string, src ada
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		locator := prefix + "[" + k + "]"
+		key, _ := Redact(k) // a locator must not carry a secret either
+		locator := prefix + "[" + key + "]"
 		if IsSecretName(strings.TrimPrefix(k, ModelAnnotationPrefix)) {
 			if annotations[k] != "" {
 				f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: ReasonSecretName})

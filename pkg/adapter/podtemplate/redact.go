@@ -61,10 +61,20 @@ var (
 		regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),
 		regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`),
 		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
+		regexp.MustCompile(`xox[abeprs]-[0-9]+-[A-Za-z0-9-]{8,}`),
+		regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`),
 	}
 
+	// authScheme matches the credential of an HTTP Authorization value
+	// ("Bearer <token>", "Basic <base64>"); the scheme word is kept.
+	authScheme = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/-]{8,}=*`)
+
+	// secretKeyRun finds runs of the AWS secret access key alphabet; a run of
+	// exactly 40 characters standing alone is masked (see awsSecretKey).
+	secretKeyRun = regexp.MustCompile(`[A-Za-z0-9/+]{40,}`)
+
 	// hexRun and base64Run find long runs that may be random secrets; they
-	// are masked when they pass the checks in highEntropy.
+	// are masked when they look random (see Redact).
 	hexRun    = regexp.MustCompile(`[0-9A-Fa-f]{32,}`)
 	base64Run = regexp.MustCompile(`[A-Za-z0-9+]{32,}={0,2}`)
 )
@@ -78,9 +88,12 @@ var (
 //     ReasonURLCredentials);
 //   - token-shaped strings (reason ReasonToken): Hugging Face "hf_…",
 //     GitHub "ghp_…"/"gho_…"/"github_pat_…", NVIDIA "nvapi-…", "sk-…" API
-//     keys, AWS access key ids "AKIA…", JWTs "eyJ….….…", PEM private keys,
-//     and runs of 32 or more hex or base64 characters that look random
-//     (hex: letters and digits; base64: upper case, lower case and digits).
+//     keys (OpenAI "sk-proj-…" too), AWS access key ids "AKIA…" and secret
+//     access keys (40 base64 characters standing alone), Slack "xoxb-…"/
+//     "xoxp-…", Google "AIza…", JWTs "eyJ….….…", PEM private keys, the
+//     credential after "Bearer " or "Basic " (the scheme word is kept), and
+//     runs of 32 or more hex or base64 characters that look random (hex:
+//     letters and digits; base64: upper case, lower case and digits).
 //     A digest written "sha256:<hex>" or "sha512:<hex>" is left alone.
 //
 // It returns the masked value and the reasons, each at most once, in the
@@ -102,13 +115,12 @@ func Redact(s string) (string, []string) {
 	for _, re := range tokenPatterns {
 		masked = re.ReplaceAllString(masked, Redacted)
 	}
+	masked = authScheme.ReplaceAllString(masked, "${1}${2}"+Redacted)
+	masked = replaceRuns(masked, secretKeyRun, func(run string) bool { return false }, awsSecretKey)
 	masked = replaceRuns(masked, hexRun, func(run string) bool {
 		return hasDigit(run) && hasLetter(run)
-	})
-	masked = replaceRuns(masked, base64Run, func(run string) bool {
-		return hasDigit(run) && strings.ContainsAny(run, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") &&
-			strings.ContainsAny(run, "abcdefghijklmnopqrstuvwxyz")
-	})
+	}, nil)
+	masked = replaceRuns(masked, base64Run, mixedCase, nil)
 	if masked != out {
 		out = masked
 		reasons = append(reasons, ReasonToken)
@@ -116,9 +128,10 @@ func Redact(s string) (string, []string) {
 	return out, reasons
 }
 
-// replaceRuns masks the matches of re for which secret is true, except a
-// digest's hex ("sha256:" or "sha512:" right before the run).
-func replaceRuns(s string, re *regexp.Regexp, secret func(string) bool) string {
+// replaceRuns masks the matches of re for which secret is true, or for which
+// secretAt is true given the text around the match, except a digest's hex
+// ("sha256:" or "sha512:" right before the run).
+func replaceRuns(s string, re *regexp.Regexp, secret func(string) bool, secretAt func(before, run, after string) bool) string {
 	locs := re.FindAllStringIndex(s, -1)
 	if locs == nil {
 		return s
@@ -128,8 +141,10 @@ func replaceRuns(s string, re *regexp.Regexp, secret func(string) bool) string {
 	for _, l := range locs {
 		run := s[l[0]:l[1]]
 		before := s[:l[0]]
-		if !secret(run) || strings.HasSuffix(before, "sha256:") || strings.HasSuffix(before, "sha512:") ||
-			strings.HasSuffix(before, "sha256-") {
+		if strings.HasSuffix(before, "sha256:") || strings.HasSuffix(before, "sha512:") || strings.HasSuffix(before, "sha256-") {
+			continue
+		}
+		if !secret(run) && (secretAt == nil || !secretAt(before, run, s[l[1]:])) {
 			continue
 		}
 		b.WriteString(s[last:l[0]])
@@ -138,6 +153,29 @@ func replaceRuns(s string, re *regexp.Regexp, secret func(string) bool) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// mixedCase reports whether a run has a digit, an upper-case and a
+// lower-case letter: random base64 has all three, words rarely do.
+func mixedCase(run string) bool {
+	return hasDigit(run) && strings.ContainsAny(run, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") &&
+		strings.ContainsAny(run, "abcdefghijklmnopqrstuvwxyz")
+}
+
+// awsSecretKey recognises an AWS secret access key: exactly 40 characters of
+// base64 (with "/" and "+"), mixed case with a digit, standing alone (at the
+// start or after a space, "=", ":", a quote, a comma or an opening bracket;
+// at the end or before a space, a quote, "&", ",", ";" or a closing
+// bracket), and not a path (no leading "/"). A
+// key without "/" or "+" is a base64 run and is masked anyway.
+func awsSecretKey(before, run, after string) bool {
+	if len(run) != 40 || run[0] == '/' || !mixedCase(run) {
+		return false
+	}
+	if before != "" && !strings.ContainsRune(" \t\n=:\"',([", rune(before[len(before)-1])) {
+		return false
+	}
+	return after == "" || strings.ContainsRune(" \t\n\"'&,;)]", rune(after[0]))
 }
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }

@@ -216,7 +216,8 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 	var envModels []adapter.Model
 	var envFindings adapter.Findings
 	for i, e := range c.Env {
-		loc := fmt.Sprintf("%s.env[%d](%s)", cpath, i, e.Name)
+		envName, _ := Redact(e.Name) // a locator must not carry a secret either
+		loc := fmt.Sprintf("%s.env[%d](%s)", cpath, i, envName)
 		if IsSecretName(e.Name) {
 			if e.Value != "" {
 				envFindings.Redactions = append(envFindings.Redactions, adapter.Redaction{Locator: loc, Reason: ReasonSecretName})
