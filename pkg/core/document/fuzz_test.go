@@ -25,17 +25,20 @@ import (
 //   - Build never panics; it fails only on what its contract names (no
 //     subject kind or name, a malformed digest or a digest without
 //     confidence, a document over the cap with every component dropped);
+//
 //   - the output is valid JSON, its SHA256 is right, and building the same
 //     input again, or the same findings in reverse order, gives the same
 //     bytes;
+//
 //   - with a cap, a document that Build accepts fits it, a truncated one
 //     says so in aibom.truncation.applied, and one it refuses is the
 //     smallest it can make (no components left);
+//
 //   - the document validates against the CycloneDX 1.6 schema (checked for
 //     one input in eight, those whose length is a multiple of 8, which
 //     every seed is: validation is slow).
 //
-//	go test ./pkg/core/document -run '^$' -fuzz '^FuzzBuild$' -fuzztime 30s
+//     go test ./pkg/core/document -run '^$' -fuzz '^FuzzBuild$' -fuzztime 30s
 func FuzzBuild(f *testing.F) {
 	f.Add([]byte{}, "", uint32(0))
 	f.Add([]byte{3, 2, 1, 1, 1, 0, 0, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24},
