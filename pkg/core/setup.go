@@ -46,11 +46,13 @@ type Options struct {
 }
 
 // CacheOptions are the informer-cache settings the core relies on: managed
-// fields are dropped from every cached object, and a read of a kind the core
-// did not register fails instead of silently starting an informer.
+// fields (and, on namespaces, the last-applied-configuration annotation) are
+// dropped from every cached object, and a read of a kind the core did not
+// register fails instead of silently starting an informer. The registered
+// kinds have caches of their own (Supervisor), with TransformFor.
 func CacheOptions() cache.Options {
 	return cache.Options{
-		DefaultTransform:            cache.TransformStripManagedFields(),
+		DefaultTransform:            TransformMetadata,
 		ReaderFailOnMissingInformer: true,
 	}
 }

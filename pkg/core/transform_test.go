@@ -190,6 +190,14 @@ func TestTransformMetadataOnPartialObjectMetadata(t *testing.T) {
 	m.Annotations = map[string]string{LastAppliedAnnotation: "{}"}
 	_, _ = TransformMetadata(m)
 	require.Nil(t, m.Annotations)
+
+	// A typed object (the manager cache's AIBOMs): managed fields only.
+	typed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{LastAppliedAnnotation: "{}"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
+	out, err = TransformMetadata(typed)
+	require.NoError(t, err)
+	require.Nil(t, out.(*corev1.Pod).ManagedFields)
+	require.Equal(t, map[string]string{LastAppliedAnnotation: "{}"}, out.(*corev1.Pod).Annotations)
 }
 
 func TestTransformForChoosesByKind(t *testing.T) {
