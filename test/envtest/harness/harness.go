@@ -132,6 +132,8 @@ func (e *Env) StartAPIServer() error {
 	if e.certDir == "" {
 		return errors.New("the control plane was not started with RestartableAPIServer")
 	}
+	// A loaded machine can take longer than envtest's default 20s.
+	e.Env.ControlPlane.APIServer.StartTimeout = 2 * time.Minute
 	return e.Env.ControlPlane.APIServer.Start()
 }
 
