@@ -1,6 +1,9 @@
 // Package harness runs the real manager against the local control plane for
-// the envtest suites: it starts kube-apiserver + etcd, the controller with the
-// given adapters, and counts every request the controller makes.
+// the envtest suites: it starts kube-apiserver + etcd (optionally restartable:
+// StopAPIServer, StartAPIServer), the controller with the given adapters (one
+// replica, or several under leader election, each of which can Crash), counts
+// and logs in order every request the controller makes, and checks the
+// conservation invariant against the cluster (Conservation).
 package harness
 
 import (
