@@ -375,6 +375,18 @@ func metric(name string, labels map[string]string) float64 {
 	return -1
 }
 
+// settle waits until no reconcile of a kind happened for a second.
+func settle(t *testing.T, kind string) {
+	t.Helper()
+	last, since := reconciles(kind), time.Now()
+	require.Eventually(t, func() bool {
+		if n := reconciles(kind); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > time.Second
+	}, eventually, tick)
+}
+
 // groveRequests returns the requests on Grove kinds between two snapshots.
 func groveRequests(before, after map[string]int) map[string]int {
 	out := map[string]int{}
@@ -433,7 +445,9 @@ func TestGroveGetListOnlyRollsUpThroughLiveReads(t *testing.T) {
 	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
 	require.Eventually(t, func() bool { return slices.Equal(aibomsIn(t, ns), []string{"DynamoGraphDeployment/" + graphName}) }, eventually, tick)
 
-	// One root reconcile, caused by a change of the graph alone.
+	// One root reconcile, caused by a change of the graph alone, once the
+	// reconciles of the chain's creation are over.
+	settle(t, "DynamoGraphDeployment")
 	before, reconciled := c.requests.snapshot(), reconciles("DynamoGraphDeployment")
 	graph := &unstructured.Unstructured{}
 	graph.SetGroupVersionKind(dgdGK.WithVersion("v1beta1"))
@@ -441,7 +455,7 @@ func TestGroveGetListOnlyRollsUpThroughLiveReads(t *testing.T) {
 	graph.SetAnnotations(map[string]string{"example.com/touched": "1"})
 	require.NoError(t, env.Client.Update(context.Background(), graph))
 	require.Eventually(t, func() bool { return reconciles("DynamoGraphDeployment") > reconciled }, eventually, tick)
-	time.Sleep(time.Second) // let a further reconcile, if any, land in the count
+	settle(t, "DynamoGraphDeployment") // a further reconcile, if any, lands in the count
 	after, n := c.requests.snapshot(), reconciles("DynamoGraphDeployment")-reconciled
 	t.Logf("%v root reconcile(s); grove requests: %v", n, groveRequests(before, after))
 	for _, res := range groveResources {
@@ -460,10 +474,17 @@ func TestGroveGetListOnlyRollsUpThroughLiveReads(t *testing.T) {
 	require.NoError(t, err)
 	statuses[0].(map[string]any)["imageID"] = repo + "@sha256:" + newDigest
 	require.NoError(t, unstructured.SetNestedSlice(pod.Object, statuses, "status", "containerStatuses"))
+	settle(t, "DynamoGraphDeployment")
+	before = c.requests.snapshot()
 	require.NoError(t, env.Client.Status().Update(context.Background(), pod))
 	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool {
 		return strings.Contains(doc, newDigest) && !strings.Contains(doc, workerDigest)
 	})
+	settle(t, "DynamoGraphDeployment")
+	after = c.requests.snapshot()
+	t.Logf("pod digest change: grove requests %v", groveRequests(before, after))
+	require.Equal(t, 1, after["GET podcliques"]-before["GET podcliques"], "the pod's walk: one live GET per Grove hop")
+	require.Equal(t, 1, after["GET podcliquesets"]-before["GET podcliquesets"], "the pod's walk: one live GET per Grove hop")
 
 	// Never a watch of a Grove kind, from start to end.
 	final := c.requests.snapshot()
