@@ -190,8 +190,9 @@ func installRole(t *testing.T, suffix string, groveVerbs ...string) *rest.Config
 }
 
 // startController runs the manager with every in-tree adapter as the given
-// user, counting its requests.
-func startController(t *testing.T, cfg *rest.Config) *controller {
+// user, counting its requests. The supervisor re-discovers every interval
+// (default: hourly, so that nothing lands in a test's count).
+func startController(t *testing.T, cfg *rest.Config, interval ...time.Duration) *controller {
 	t.Helper()
 	all := intree.All()
 	var adapters []adapter.Adapter
@@ -212,7 +213,7 @@ func startController(t *testing.T, cfg *rest.Config) *controller {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, sup, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: harness.ControllerTool, MaxDocumentBytes: 512 * 1024,
-		SkipNameValidation: true, DiscoveryInterval: time.Hour})
+		SkipNameValidation: true, DiscoveryInterval: append(interval, time.Hour)[0]})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -526,4 +527,34 @@ spec:
 	require.Zero(t, a.Status.AbsorbedCount)
 	require.ElementsMatch(t, []string{"DynamoGraphDeployment/" + graphName, "Deployment/sidecar"}, aibomsIn(t, ns))
 	require.Zero(t, c.requests.snapshot()["GET podcliques"], "no live read of a kind that is not on the fallback")
+}
+
+// A watch granted while running moves the Grove kinds from live reads to
+// informers at the next discovery pass; the roll-up goes on.
+func TestGroveWatchGrantedLaterLeavesTheFallback(t *testing.T) {
+	ctx := context.Background()
+	c := startController(t, installRole(t, "granted", "get", "list"), 300*time.Millisecond)
+	require.Len(t, c.sup.FallbackKinds(), 3)
+	ns := newNamespace(t)
+	apply(t, ns, groveChain)
+	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
+
+	role := &rbacv1.ClusterRole{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "aibom-fallback-granted"}, role))
+	for i, r := range role.Rules {
+		if slices.Contains(r.APIGroups, groveGroup) {
+			role.Rules[i].Verbs = []string{"get", "list", "watch"}
+		}
+	}
+	require.NoError(t, env.Client.Update(ctx, role))
+	require.Eventually(t, func() bool { return len(c.sup.FallbackKinds()) == 0 }, eventually, tick)
+	require.Eventually(t, func() bool {
+		return metric("aibom_watch_fallback", map[string]string{"kind": "PodClique.grove.io"}) == 0 &&
+			c.requests.snapshot()["WATCH podcliques"] > 0
+	}, eventually, tick)
+
+	// A second chain, under the informers now.
+	ns2 := newNamespace(t)
+	apply(t, ns2, groveChain)
+	waitDocument(t, ns2, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
 }
