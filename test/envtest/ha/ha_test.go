@@ -42,7 +42,7 @@ const (
 
 func TestMain(m *testing.M) {
 	var err error
-	env, err = harness.StartEnv()
+	env, err = harness.StartEnvWith(harness.EnvOptions{RestartableAPIServer: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		os.Exit(1)

@@ -155,6 +155,7 @@ type Controller struct {
 	Registry *core.Registry
 	cancel   context.CancelFunc
 	done     chan error
+	exited   chan struct{}
 	link     *link
 	stopOnce sync.Once
 	stopErr  error
@@ -242,8 +243,11 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		cancel()
 		return nil, err
 	}
-	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, Registry: reg, cancel: cancel, done: make(chan error, 1), link: l}
-	go func() { c.done <- mgr.Start(ctx) }()
+	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, Registry: reg, cancel: cancel, done: make(chan error, 1), exited: make(chan struct{}), link: l}
+	go func() {
+		c.done <- mgr.Start(ctx)
+		close(c.exited)
+	}()
 	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer syncCancel()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
@@ -292,6 +296,10 @@ func (c *Controller) Leading() bool {
 		return false
 	}
 }
+
+// Exited is closed when the manager has returned, whether stopped or on its
+// own (a leader that lost its Lease).
+func (c *Controller) Exited() <-chan struct{} { return c.exited }
 
 // WaitLeading waits until the manager leads and the supervisor finished its
 // first discovery.
