@@ -166,8 +166,8 @@ func waitAIBOM(t *testing.T, ns string, gk schema.GroupKind, name string, cond f
 	if !ok {
 		if last != nil {
 			doc := last.Status.Document
-			if len(doc) > 2000 {
-				doc = doc[:2000] + "..."
+			if len(doc) > 4000 {
+				doc = doc[:4000] + "..."
 			}
 			t.Fatalf("AIBOM %s of %s %s never satisfied the condition; last seen: conditions=%+v absorbed=%v document=%s",
 				key.Name, gk.Kind, name, last.Status.Conditions, last.Status.Absorbed, doc)
