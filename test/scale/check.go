@@ -78,16 +78,15 @@ type key struct{ namespace, name string }
 // tracker follows the AIBOMs through a watch and records when the set first
 // became exactly the expected one.
 type tracker struct {
-	mu       sync.Mutex
-	roots    map[key]Root
-	uids     map[key]types.UID // root UID by AIBOM key
-	reasons  map[key]string    // expected AIBOMs that are missing or wrong
-	extra    map[key]bool      // AIBOMs of no root
-	start    time.Time
-	doneAt   time.Duration
-	done     chan struct{}
-	closed   bool
-	verdicts int
+	mu      sync.Mutex
+	roots   map[key]Root
+	uids    map[key]types.UID // root UID by AIBOM key
+	reasons map[key]string    // expected AIBOMs that are missing or wrong
+	extra   map[key]bool      // AIBOMs of no root
+	start   time.Time
+	doneAt  time.Duration
+	done    chan struct{}
+	closed  bool
 }
 
 func newTracker(load Load, uids map[key]types.UID) *tracker {
@@ -115,7 +114,6 @@ func (t *tracker) observe(a *v1alpha1.AIBOM) {
 		t.extra[k] = true
 		return
 	}
-	t.verdicts++
 	if why := Verdict(root, t.uids[k], a); why != "" {
 		t.reasons[k] = why
 	} else {

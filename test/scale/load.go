@@ -452,7 +452,7 @@ func (b *builder) leaderWorkerSet(name string, replicas, size int) {
 }
 
 // dgd is a v1beta1 DynamoGraphDeployment with the given components.
-func dgd(name string, annotations map[string]string, components ...map[string]any) *unstructured.Unstructured {
+func dgd(name, framework string, annotations map[string]string, components ...map[string]any) *unstructured.Unstructured {
 	g := object("nvidia.com/v1beta1", "DynamoGraphDeployment", name)
 	if annotations != nil {
 		g.SetAnnotations(annotations)
@@ -461,12 +461,19 @@ func dgd(name string, annotations map[string]string, components ...map[string]an
 	for i, c := range components {
 		cs[i] = c
 	}
-	g.Object["spec"] = map[string]any{"backendFramework": "vllm", "components": cs}
+	g.Object["spec"] = map[string]any{"backendFramework": framework, "components": cs}
 	return g
 }
 
 func component(name, typ, image string, extra map[string]any, args ...string) map[string]any {
-	main := map[string]any{"name": "main", "image": image, "command": []any{"python3", "-m", "dynamo." + map[bool]string{true: "frontend", false: "vllm"}[typ == "frontend"]}}
+	module := "dynamo.vllm"
+	if image == imageDynamoSG {
+		module = "dynamo.sglang"
+	}
+	if typ == "frontend" {
+		module = "dynamo.frontend"
+	}
+	main := map[string]any{"name": "main", "image": image, "command": []any{"python3", "-m", module}}
 	if len(args) > 0 {
 		as := make([]any, len(args))
 		for i, a := range args {
@@ -487,7 +494,7 @@ func component(name, typ, image string, extra map[string]any, args ...string) ma
 func (b *builder) dynamoDCD(name string, workerPods int) {
 	frontend := component("Frontend", "frontend", imageDynamo, nil, "--http-port", "8000")
 	worker := component("VllmDecodeWorker", "worker", imageDynamo, map[string]any{"modelRef": map[string]any{"name": "Qwen/Qwen3-0.6B"}}, "--model", "Qwen/Qwen3-0.6B")
-	gi := b.add(dgd(name, map[string]string{"nvidia.com/enable-grove": "false"}, frontend, worker), -1)
+	gi := b.add(dgd(name, "vllm", map[string]string{"nvidia.com/enable-grove": "false"}, frontend, worker), -1)
 	b.runs(imageDynamo)
 	for _, c := range []map[string]any{frontend, worker} {
 		compName := c["name"].(string)
@@ -520,7 +527,7 @@ func (b *builder) dynamoDCD(name string, workerPods int) {
 func (b *builder) groveClique(name string) {
 	frontend := component("Frontend", "frontend", imageDynamoSG, nil, "--http-port", "8000")
 	worker := component("SglangDecodeWorker", "worker", imageDynamoSG, nil, "--model-path", "Qwen/Qwen3-0.6B")
-	gi := b.add(dgd(name, nil, frontend, worker), -1)
+	gi := b.add(dgd(name, "sglang", nil, frontend, worker), -1)
 	b.runs(imageDynamoSG)
 	pcs := b.podCliqueSet(name, gi, []string{"frontend", "sglangdecodeworker"}, nil)
 	for _, clique := range []string{"frontend", "sglangdecodeworker"} {
@@ -534,7 +541,7 @@ func (b *builder) groveClique(name string) {
 func (b *builder) groveScalingGroup(name string) {
 	frontend := component("Frontend", "frontend", imageDynamo, nil, "--http-port", "8000")
 	decode := component("decode", "decode", imageDynamo, map[string]any{"multinode": map[string]any{"nodeCount": int64(2)}}, "--model", "Qwen/Qwen3-32B")
-	gi := b.add(dgd(name, nil, frontend, decode), -1)
+	gi := b.add(dgd(name, "vllm", nil, frontend, decode), -1)
 	b.runs(imageDynamo)
 	pcs := b.podCliqueSet(name, gi, []string{"frontend", "decode-ldr", "decode-wkr"}, []any{
 		map[string]any{"name": "decode", "cliqueNames": []any{"decode-ldr", "decode-wkr"}, "replicas": int64(1), "minAvailable": int64(1)},

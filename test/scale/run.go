@@ -71,7 +71,7 @@ type Options struct {
 	// Poll is how often progress is checked and logged (default 250ms).
 	Poll time.Duration
 	// Quiet is how long the steady state is watched after the annotation
-	// pass settled (default 30s).
+	// pass settled (default 30s; negative: not at all).
 	Quiet time.Duration
 	// Timeout bounds each wait: convergence, settling, the annotation pass
 	// (default 15 minutes).
