@@ -118,6 +118,12 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, sup.Mapper.ForAIBOMs())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}
+	// The supervisor lists AIBOMs when a kind's cache syncs, on every
+	// replica: the AIBOM informer must exist before the controller (which
+	// runs on the leader only) would create it.
+	if _, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.AIBOM{}, cache.BlockUntilSynced(false)); err != nil {
+		return nil, nil, fmt.Errorf("core setup: AIBOM informer: %w", err)
+	}
 	if err := mgr.Add(sup); err != nil {
 		return nil, nil, fmt.Errorf("core setup: supervisor: %w", err)
 	}

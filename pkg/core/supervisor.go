@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
 )
 
 // ErrKindNotReady is returned by the supervisor's Store for a kind whose CRD
@@ -58,12 +60,13 @@ type Supervisor struct {
 	// Log receives one line per transition.
 	Log logr.Logger
 
-	mu       sync.RWMutex
-	kinds    map[schema.GroupKind]*kindWatch
-	queue    queue
-	queueSet chan struct{}
-	once     sync.Once
-	passed   atomic.Bool
+	mu    sync.RWMutex
+	kinds map[schema.GroupKind]*kindWatch
+	// queue is where informer events go: it drops them until the
+	// controller's queue exists (on the leader), and then receives a replay.
+	queue  standbyQueue
+	once   sync.Once
+	passed atomic.Bool
 	// absentLogged: one log line per absent kind per process.
 	absentLogged sync.Map
 	// fallbackLogged: one log line per kind on the live-read fallback per
@@ -105,7 +108,6 @@ type kindWatch struct {
 func (s *Supervisor) init() {
 	s.once.Do(func() {
 		s.kinds = map[schema.GroupKind]*kindWatch{}
-		s.queueSet = make(chan struct{})
 		if s.Interval <= 0 {
 			s.Interval = 30 * time.Second
 		}
@@ -113,18 +115,97 @@ func (s *Supervisor) init() {
 }
 
 // Source returns the controller source through which the supervisor's
-// informers enqueue work.
+// informers enqueue work. The controller starts it on the leader only; the
+// supervisor's caches run on every replica, so a follower is ready and warm,
+// and everything already cached is replayed into the queue when it attaches.
 func (s *Supervisor) Source() source.TypedSource[Request] {
 	s.init()
-	return source.TypedFunc[Request](func(_ context.Context, q queue) error {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.queue == nil {
-			s.queue = q
-			close(s.queueSet)
+	return source.TypedFunc[Request](func(ctx context.Context, q queue) error {
+		if !s.queue.attach(q) {
+			return nil
 		}
+		go s.replayAll(ctx)
 		return nil
 	})
+}
+
+// replayAll enqueues what every readable kind holds: events that arrived
+// before the controller's queue existed were dropped.
+func (s *Supervisor) replayAll(ctx context.Context) {
+	s.mu.RLock()
+	kinds := make([]*kindWatch, 0, len(s.kinds))
+	for _, kw := range s.kinds {
+		kinds = append(kinds, kw)
+	}
+	s.mu.RUnlock()
+	for _, kw := range kinds {
+		if !kw.synced.Load() {
+			// Its own sync replays it, into the attached queue.
+			continue
+		}
+		if kw.fallback {
+			s.replayRoots(ctx, kw)
+			continue
+		}
+		s.replayCache(ctx, kw)
+	}
+}
+
+// replayCache enqueues, through the event mapper, every object of a kind's
+// synced cache.
+func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
+	objs, err := ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
+	if err != nil {
+		s.Log.Error(err, "replaying a kind's cached objects", "kind", kw.entry.Kind.String())
+		return
+	}
+	for _, obj := range objs {
+		s.Mapper.OnAdd(ctx, kw.entry, obj, &s.queue)
+	}
+	// AIBOMs whose workload went away while no cache of its kind was
+	// running (controller down, CRD re-installed) get no event: reconcile
+	// their subjects too, so that a stale AIBOM is removed.
+	var aiboms v1alpha1.AIBOMList
+	if err := s.Mapper.Reader.List(ctx, &aiboms); err != nil {
+		s.Log.Error(err, "listing AIBOMs to replay a kind's subjects", "kind", kw.entry.Kind.String())
+		return
+	}
+	for i := range aiboms.Items {
+		a := &aiboms.Items[i]
+		if gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion); err == nil && (schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}) == kw.entry.GroupKind() {
+			s.queue.Add(Request{GroupKind: kw.entry.GroupKind(), Namespace: a.Namespace, Name: a.Spec.Subject.Name})
+		}
+	}
+}
+
+// standbyQueue forwards Add to the controller's queue once it is attached and
+// drops requests before that. The event mapper calls Add only; the other
+// methods of the interface are the attached queue's.
+type standbyQueue struct {
+	queue // the attached queue; nil until attach
+	mu    sync.RWMutex
+	q     queue
+}
+
+// attach sets the controller's queue; false if one was already attached.
+func (w *standbyQueue) attach(q queue) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.q != nil {
+		return false
+	}
+	w.q, w.queue = q, q
+	return true
+}
+
+// Add enqueues r when the controller's queue is attached.
+func (w *standbyQueue) Add(r Request) {
+	w.mu.RLock()
+	q := w.q
+	w.mu.RUnlock()
+	if q != nil {
+		q.Add(r)
+	}
 }
 
 // FirstPassDone reports whether the first presence discovery finished (the
@@ -147,11 +228,6 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.authz, err = authorizationv1client.NewForConfigAndClient(s.Config, s.httpClient); err != nil {
 		return fmt.Errorf("supervisor: %w", err)
 	}
-	select {
-	case <-s.queueSet:
-	case <-ctx.Done():
-		return nil
-	}
 	ticker := time.NewTicker(s.Interval)
 	defer ticker.Stop()
 	for {
@@ -167,8 +243,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	}
 }
 
-// NeedLeaderElection is false: every replica keeps its caches warm; only the
-// controller's writes wait for leadership.
+// NeedLeaderElection is false: every replica discovers kinds and keeps their
+// caches warm (a follower is ready and takes over without a cold start); only
+// the controller, which writes, waits for leadership.
 func (s *Supervisor) NeedLeaderElection() bool { return false }
 
 // discover starts a cache for every registered kind the cluster serves,
@@ -263,7 +340,7 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 		cancel()
 		return err
 	}
-	if _, err := inf.AddEventHandler(s.Mapper.InformerHandler(kctx, e, s.queue)); err != nil {
+	if _, err := inf.AddEventHandler(s.Mapper.InformerHandler(kctx, e, &s.queue)); err != nil {
 		cancel()
 		return err
 	}
@@ -283,14 +360,7 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 		s.healthy(kw)
 		// Events delivered before the sync found the kind unreadable:
 		// replay every object now that it can be read.
-		objs, err := ReaderStore{Reader: c}.InNamespace(kctx, e, metav1.NamespaceAll)
-		if err != nil {
-			s.Log.Error(err, "replaying a kind's objects after its cache synced", "kind", e.Kind.String())
-			return
-		}
-		for _, obj := range objs {
-			s.Mapper.OnAdd(kctx, e, obj, s.queue)
-		}
+		s.replayCache(kctx, kw)
 	}()
 	s.crdBacked(kctx, kw)
 	s.Log.Info("watching kind", "kind", e.Kind.String(), "version", e.Version, "role", e.Role)

@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
 )
 
 // gizmoCRD serves Gizmo v1 in the test group.
@@ -90,4 +92,17 @@ func TestOwnerKindCRDDeletedWhileItsObjectsAndChildrenExist(t *testing.T) {
 	still := getAIBOM(t, aibomKey(ns, gizmoGK, "g"))
 	require.NotNil(t, still, "the AIBOM of an object deleted with its CRD is kept")
 	require.Equal(t, kept.UID, still.UID)
+
+	// The CRD comes back without the Gizmo: once the kind's cache syncs,
+	// the retained AIBOM's subject is known not to exist, and it goes. No
+	// event names the Gizmo, so only the sync's replay of the kind's AIBOM
+	// subjects can remove it.
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{gizmoCRD()}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, aibomKey(ns, gizmoGK, "g"), &v1alpha1.AIBOM{}))
+	}, eventually, tick, "the retained AIBOM of a Gizmo that is gone stays after its CRD was re-installed")
+	rep = conservation(ns).Eventually(t, eventually)
+	require.Empty(t, rep.Retained)
+	require.NotNil(t, getAIBOM(t, aibomKey(ns, statefulSetGK, "g-workers")), "the StatefulSet stays a root")
 }

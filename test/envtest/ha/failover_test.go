@@ -39,7 +39,7 @@ func TestFailoverAfterLeaderCrash(t *testing.T) {
 	requireDigests(t, digests)
 	require.NoError(t, a.WaitSettled(2*time.Second, eventually))
 	requireFollowerWroteNoAIBOM(t, b)
-	t.Logf("follower before the crash: supervisor's first discovery done=%v, requests %v", b.Supervisor.FirstPassDone(), b.Requests.Snapshot())
+	requireWarmFollower(t, b)
 	before := aibomUIDs(t, nss...)
 
 	// Workloads change while A dies.
