@@ -33,7 +33,7 @@ filter="${1:-}"
 # "<package dir> <target>" per line, sorted; examples/ holds other modules.
 targets=$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' \
 	--exclude-dir=examples --exclude-dir=_out --exclude-dir=bin --exclude-dir=.git . |
-	sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*$|\1 \2|' | sort -u)
+	sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*$|\1 \2|' | sort -u || true)
 
 if [ -z "$targets" ]; then
 	echo "fuzz-short: no fuzz targets found" >&2
