@@ -111,6 +111,14 @@ func Evaluate(ctx context.Context, reg *core.Registry, store core.Store, opts Op
 			if err != nil {
 				return nil, err
 			}
+			// The adapter sees the workload as the controller's cache holds
+			// it (without status, managed fields or the last-applied
+			// annotation), so both write the same document.
+			if t, err := core.TransformTracked(u.DeepCopy()); err == nil {
+				if tu, ok := t.(*unstructured.Unstructured); ok {
+					u = tu
+				}
+			}
 			rep := core.BuildReport(ctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
 			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName())})
 		}

@@ -24,7 +24,10 @@ type Adapter interface {
 	// one of the versions the adapter declared for that kind, and returns what
 	// it found. Scrape must not panic on malformed input: a field of the wrong
 	// type is an error (or a finding the adapter skips), never a crash. Scrape
-	// must be deterministic: the same object gives the same findings.
+	// must be deterministic: the same object gives the same findings. The
+	// object is the workload as the controller caches it: metadata (without
+	// managedFields and the kubectl last-applied-configuration annotation)
+	// and spec; status is not kept, so a scraper must not depend on it.
 	Scrape(ctx context.Context, obj *unstructured.Unstructured) (Findings, error)
 }
 
