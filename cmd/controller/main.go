@@ -122,6 +122,10 @@ func run() error {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "aibom-controller.aibom.dev",
 		LeaderElectionNamespace: leaderElectNS,
+		// A leader that is stopped (rollout, SIGTERM) hands the Lease over
+		// at once instead of leaving it to expire: the process exits right
+		// after the manager stops, and only the leader writes.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
