@@ -120,13 +120,70 @@ func (s *Supervisor) init() {
 // and everything already cached is replayed into the queue when it attaches.
 func (s *Supervisor) Source() source.TypedSource[Request] {
 	s.init()
-	return source.TypedFunc[Request](func(ctx context.Context, q queue) error {
+	return startupSource{TypedSource: source.TypedFunc[Request](func(ctx context.Context, q queue) error {
 		if !s.queue.attach(q) {
 			return nil
 		}
 		go s.replayAll(ctx)
 		return nil
-	})
+	}), s: s}
+}
+
+// StartupSyncBound is how long the controller's workers wait, at most, for
+// the first discovery and every started kind's cache (see startupSource).
+const StartupSyncBound = time.Minute
+
+// startupSource holds the controller's workers back until the supervisor's
+// first discovery is done and every kind it started has synced or failed.
+// Without it, a root reconciled before its owner's or its descendants' kind
+// synced is reported on its own, or without digests, and rewritten moments
+// later: more writes at cold start and AIBOMs created only to be deleted.
+// A kind that never syncs (a failing list) does not hold the others: the
+// wait ends when its watch reports an error, and after StartupSyncBound.
+type startupSource struct {
+	source.TypedSource[Request]
+	s *Supervisor
+}
+
+// WaitForSync implements source.TypedSyncingSource.
+func (x startupSource) WaitForSync(ctx context.Context) error {
+	bound := time.NewTimer(StartupSyncBound)
+	defer bound.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !x.s.startupSettled() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-bound.C:
+			x.s.Log.Info("starting reconciles before every kind's cache synced", "waited", StartupSyncBound)
+			return nil
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// startupSettled: the first discovery is done and every started kind's
+// cache synced or reported an error.
+func (s *Supervisor) startupSettled() bool {
+	if !s.passed.Load() {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, kw := range s.kinds {
+		if kw.synced.Load() {
+			continue
+		}
+		kw.mu.Lock()
+		failed := kw.outage
+		kw.mu.Unlock()
+		if !failed {
+			return false
+		}
+	}
+	return true
 }
 
 // replayAll enqueues what every readable kind holds: events that arrived

@@ -81,21 +81,17 @@ func TestScaleSmall(t *testing.T) {
 	cold := rep.ColdStart.Requests
 	require.Zero(t, cold["PUT aiboms"], "no update of an AIBOM's spec")
 	require.Zero(t, cold["PUT aiboms/status"])
-	// Every root has exactly one AIBOM: an AIBOM created for a workload
-	// whose owner's kind had not synced yet is deleted again once the owner
-	// is readable (see the known gap below).
-	transient := cold["DELETE aiboms"]
-	require.Equal(t, roots+transient, cold["POST aiboms"], "POST aiboms = roots + AIBOMs deleted again")
-	// A written reconcile costs at most a create and one status patch.
-	require.Equal(t, rep.ColdStart.Outcomes["created"]+rep.ColdStart.Outcomes["updated"], cold["PATCH aiboms/status"])
-	require.Equal(t, rep.ColdStart.Outcomes["created"], cold["POST aiboms"])
-	// Known gap (pkg/core): reconciles start before every kind's cache has
-	// synced, so a workload whose owner's kind is still syncing is reported
-	// as a root (POST, PATCH, then DELETE), and a root whose descendants'
-	// kind is still syncing is written twice. Without it, transient and
-	// Outcomes["updated"] are 0 and a root costs exactly 2 writes.
-	t.Logf("cold start: %d roots, %d writes (%.2f per root), %d AIBOMs created and deleted again, %d roots re-written",
-		roots, rep.ColdStart.Writes, rep.ColdStart.WritesPerRoot, transient, rep.ColdStart.Outcomes["updated"])
+	// The controller's workers wait for every kind's cache (the
+	// supervisor's startup source), so no workload is reported before its
+	// owner's kind is readable and no root before its descendants' kinds
+	// are: every root costs exactly one create and one status patch, and no
+	// AIBOM is created only to be deleted again.
+	require.Equal(t, roots, cold["POST aiboms"], "one create per root")
+	require.Equal(t, roots, cold["PATCH aiboms/status"], "one status patch per root")
+	require.Zero(t, cold["DELETE aiboms"], "no AIBOM created and deleted again")
+	require.Equal(t, roots, rep.ColdStart.Outcomes["created"])
+	require.Zero(t, rep.ColdStart.Outcomes["updated"], "no root written twice")
+	t.Logf("cold start: %d roots, %d writes (%.2f per root)", roots, rep.ColdStart.Writes, rep.ColdStart.WritesPerRoot)
 
 	// No live read of pods or walk-only kinds per reconcile: at most the
 	// informers' initial list and watch (a retry at most), never a GET per
