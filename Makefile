@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 export KUBEBUILDER_ASSETS := $(CURDIR)/bin/k8s
 GO_TEST_FLAGS ?=
 
-.PHONY: all tools generate verify-generated build lint test demo scale clean
+.PHONY: all tools generate verify-generated build lint fuzz-short test demo scale clean
 
 all: build
 
@@ -27,7 +27,10 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
-test: tools lint verify-generated ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
+fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
+	hack/fuzz-short.sh
+
+test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
 	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
