@@ -42,6 +42,7 @@ func run() error {
 		adapters          string
 		metricsAddr       string
 		probeAddr         string
+		pprofAddr         string
 		leaderElect       bool
 		leaderElectNS     string
 		maxDocBytes       int
@@ -56,6 +57,7 @@ func run() error {
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address the Go profiling endpoints (/debug/pprof/, e.g. heap) bind to; \"0\" disables them. Bind it to a loopback address: the profiles are not authenticated.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica writes AIBOMs.")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
 	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
@@ -119,6 +121,7 @@ func run() error {
 		Cache:                   core.CacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "aibom-controller.aibom.dev",
 		LeaderElectionNamespace: leaderElectNS,

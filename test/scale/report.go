@@ -120,6 +120,10 @@ type Memory struct {
 	// lets accumulate up to GOGC.
 	HeapInuseSettled int64 `json:"heapInuseSettledBytes"`
 	HeapInuseAtEnd   int64 `json:"heapInuseAtEndBytes"`
+	// GoMemLimit and GoGC are the controller's GOMEMLIMIT and GOGC ("":
+	// the runtime's defaults, no limit and 100).
+	GoMemLimit string `json:"goMemLimit,omitempty"`
+	GoGC       string `json:"goGC,omitempty"`
 }
 
 // Replay is the API server's own time for the controller's cold-start
@@ -139,6 +143,7 @@ func (r *Report) fillLoad(l Load, opts Options) {
 	r.Load.RootsByShape = l.RootsByShape()
 	r.Load.ObjectsByKind = l.ObjectsByKind()
 	r.Load.Writers = opts.Writers
+	r.Memory.GoMemLimit, r.Memory.GoGC = opts.GoMemLimit, opts.GoGC
 	for _, c := range l.Chains {
 		r.Load.Absorbed += len(c.Root.Absorbed)
 	}
@@ -181,6 +186,7 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("| peak RSS (VmHWM) | %s |", mib(r.Memory.PeakRSS))
 	p("| RSS at convergence / at the end (VmRSS) | %s / %s |", mib(r.Memory.RSSAtConvergence), mib(r.Memory.RSSAtEnd))
 	p("| Go heap in use, settled after the cold start / at the end | %s / %s |", mib(r.Memory.HeapInuseSettled), mib(r.Memory.HeapInuseAtEnd))
+	p("| controller's GOMEMLIMIT / GOGC | %s / %s |", orDefault(r.Memory.GoMemLimit, "none"), orDefault(r.Memory.GoGC, "100"))
 	p("| AIBOM set still exact at the end | %v |", r.CorrectAtEnd)
 	p("")
 	p("Requests by verb and resource (`aibom_api_requests_total`; a list is a GET of the collection):")
@@ -248,3 +254,10 @@ func seconds(s float64) string {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

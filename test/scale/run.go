@@ -81,6 +81,17 @@ type Options struct {
 	// writers after the controller stopped: the API server's own time for
 	// those writes.
 	Replay bool
+	// HeapProfile, when set, is a file the controller's heap profile
+	// (/debug/pprof/heap, after a forced GC) is written to once the cold
+	// start settled; `go tool pprof -top -inuse_space FILE` reads it. The
+	// controller is then started with --pprof-bind-address on a free
+	// loopback port.
+	HeapProfile string
+	// GoMemLimit, when set, is the controller's GOMEMLIMIT (e.g. "400MiB"),
+	// as config/manager derives it from the container's memory limit.
+	GoMemLimit string
+	// GoGC, when set, is the controller's GOGC.
+	GoGC string
 	// WorkDir holds the kubeconfig and the controller's log (default: a new
 	// temporary directory, kept).
 	WorkDir string
@@ -232,6 +243,12 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.ColdStart.Outcomes = outcomes(cold, nil)
 	rep.ColdStart.summarise(rep.Load.Roots)
 	rep.Memory.HeapInuseSettled = int64(cold.Sum("go_memstats_heap_inuse_bytes", nil))
+	if opts.HeapProfile != "" {
+		if err := saveHeapProfile(ctx, ctl.pprofURL, opts.HeapProfile); err != nil {
+			return rep, err
+		}
+		logf("heap profile written to %s", opts.HeapProfile)
+	}
 
 	// Steady state: an annotation no adapter reads on every root.
 	logf("steady state: annotating %d roots", len(load.Chains))
@@ -463,6 +480,7 @@ type controllerProcess struct {
 	logFile    *os.File
 	metricsURL string
 	readyURL   string
+	pprofURL   string
 	started    time.Time
 	readyAt    atomic.Int64 // nanoseconds after started; 0 until ready
 	exited     chan struct{}
@@ -491,7 +509,17 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 	if opts.DiscoveryInterval > 0 {
 		args = append(args, "--discovery-interval="+opts.DiscoveryInterval.String())
 	}
+	var pprofURL string
+	if opts.HeapProfile != "" {
+		pprofAddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-bind-address", pprofAddr)
+		pprofURL = "http://" + pprofAddr + "/debug/pprof/"
+	}
 	p := &controllerProcess{
+		pprofURL:   pprofURL,
 		logPath:    filepath.Join(opts.WorkDir, "controller.log"),
 		metricsURL: "http://" + metricsAddr + "/metrics",
 		readyURL:   "http://" + probeAddr + "/readyz",
@@ -502,6 +530,7 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 	}
 	p.cmd = exec.Command(opts.Controller, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logFile, p.logFile
+	p.cmd.Env = controllerEnv(os.Environ(), opts)
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		p.logFile.Close()
@@ -512,6 +541,53 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// controllerEnv is the harness's environment with the Go runtime settings
+// of opts: those of the options replace inherited ones, and an inherited
+// GOMEMLIMIT or GOGC is dropped when the option is unset, so that a run
+// measures what its options say.
+func controllerEnv(base []string, opts Options) []string {
+	out := make([]string, 0, len(base)+2)
+	for _, kv := range base {
+		if strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, "GOGC=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	if opts.GoMemLimit != "" {
+		out = append(out, "GOMEMLIMIT="+opts.GoMemLimit)
+	}
+	if opts.GoGC != "" {
+		out = append(out, "GOGC="+opts.GoGC)
+	}
+	return out
+}
+
+// saveHeapProfile writes the controller's heap profile, taken after a GC,
+// to path.
+func saveHeapProfile(ctx context.Context, pprofURL, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pprofURL+"heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return f.Close()
 }
 
 // stop sends SIGTERM and waits (SIGKILL after 30s).
