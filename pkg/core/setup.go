@@ -47,12 +47,16 @@ type Options struct {
 
 // CacheOptions are the informer-cache settings the core relies on: managed
 // fields (and, on namespaces, the last-applied-configuration annotation) are
-// dropped from every cached object, and a read of a kind the core did not
-// register fails instead of silently starting an informer. The registered
-// kinds have caches of their own (Supervisor), with TransformFor.
+// dropped from every cached object, AIBOMs are cached without their
+// document (TransformAIBOM), and a read of a kind the core did not register
+// fails instead of silently starting an informer. The registered kinds have
+// caches of their own (Supervisor), with TransformFor.
 func CacheOptions() cache.Options {
 	return cache.Options{
-		DefaultTransform:            TransformMetadata,
+		DefaultTransform: TransformMetadata,
+		ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.AIBOM{}: {Transform: TransformAIBOM},
+		},
 		ReaderFailOnMissingInformer: true,
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
 )
 
 // LastAppliedAnnotation is the annotation kubectl apply keeps a full copy of
@@ -164,6 +166,25 @@ func stripManagedFields(in any) (any, error) {
 		obj.SetManagedFields(nil)
 	}
 	return in, nil
+}
+
+// TransformAIBOM keeps of an AIBOM what the controller reads from its cache:
+// everything but status.document (tens of KB per root, most of what an
+// AIBOM weighs) and managed fields. The reconciler compares
+// status.inputHash, reads the conditions, documentSHA256 and documentSize,
+// and builds its status merge patch on the cached AIBOM: a patch whose new
+// status carries a document always writes it (the base has none), and a
+// reconcile that keeps the last document (scrape or build failed) leaves
+// status.document out of the patch, so the API server keeps it. Anything
+// that is not an AIBOM goes through TransformMetadata.
+func TransformAIBOM(in any) (any, error) {
+	a, ok := in.(*v1alpha1.AIBOM)
+	if !ok || a == nil {
+		return TransformMetadata(in)
+	}
+	a.Status.Document = ""
+	a.ManagedFields = nil
+	return a, nil
 }
 
 // transform is the cache transform the supervisor gives a kind: TransformFor,

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,6 +16,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 // A pod as the API server returns it after kubectl apply: spec, labels,
@@ -237,6 +242,8 @@ func TestTransformsNeverPanic(t *testing.T) {
 		"nil unstructured":     func() any { return (*unstructured.Unstructured)(nil) },
 		"nil partial metadata": func() any { return (*metav1.PartialObjectMetadata)(nil) },
 		"nil typed pod":        func() any { return (*corev1.Pod)(nil) },
+		"nil AIBOM":            func() any { return (*v1alpha1.AIBOM)(nil) },
+		"empty AIBOM":          func() any { return &v1alpha1.AIBOM{} },
 		"empty unstructured":   func() any { return &unstructured.Unstructured{} },
 		"string":               func() any { return "not an object" },
 		"tombstone":            func() any { return toolscache.DeletedFinalStateUnknown{Key: "ns/x", Obj: decodeYAML(t, fullPodYAML)} },
@@ -272,7 +279,7 @@ func TestTransformsNeverPanic(t *testing.T) {
 	reg := testRegistry(t)
 	for name, input := range inputs {
 		for tname, tf := range map[string]toolscache.TransformFunc{
-			"pod": TransformPod, "tracked": TransformTracked, "metadata": TransformMetadata,
+			"pod": TransformPod, "tracked": TransformTracked, "metadata": TransformMetadata, "aibom": TransformAIBOM,
 			"supervisor pod":      sup.transform(entryOf(t, reg, podGVK)),
 			"supervisor tracked":  sup.transform(entryOf(t, reg, deployGVK)),
 			"supervisor walkonly": sup.transform(entryOf(t, reg, rsGVK)),
@@ -304,6 +311,8 @@ func isNilPointer(v any) bool {
 	case *metav1.PartialObjectMetadata:
 		return o == nil
 	case *corev1.Pod:
+		return o == nil
+	case *v1alpha1.AIBOM:
 		return o == nil
 	}
 	return false
@@ -368,4 +377,90 @@ func TestEventsOnTransformedPodsStillEnqueueTheRoot(t *testing.T) {
 	require.Equal(t, oldPod, irrelevant)
 	m.OnUpdate(ctx, podEntry, oldPod, irrelevant, q)
 	require.Zero(t, q.Len())
+}
+
+func TestTransformAIBOMDropsOnlyTheDocumentAndManagedFields(t *testing.T) {
+	now := metav1.Now()
+	a := &v1alpha1.AIBOM{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployment-llama", Namespace: "ns", UID: "u", ResourceVersion: "9",
+			Labels: map[string]string{"a": "b"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "aibom-controller"}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama", UID: "w"}}},
+		Spec: v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama", UID: "w"}},
+		Status: v1alpha1.AIBOMStatus{Document: `{"bomFormat":"CycloneDX"}`, DocumentSHA256: "abc", DocumentSize: 25, InputHash: "h",
+			Absorbed: []string{"ReplicaSet/x"}, AbsorbedCount: 1, Summary: v1alpha1.Summary{Runtime: "vllm", Model: "m", Models: []string{"m"}},
+			LastChanged: &now, Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "r"}}},
+	}
+	want := a.DeepCopy()
+	want.Status.Document = ""
+	want.ManagedFields = nil
+
+	out, err := TransformAIBOM(a)
+	require.NoError(t, err)
+	require.Equal(t, want, out)
+	again, err := TransformAIBOM(out)
+	require.NoError(t, err)
+	require.Equal(t, want, again)
+}
+
+// aibomCacheReader reads like the manager's cache with CacheOptions: every
+// AIBOM comes back as TransformAIBOM leaves it.
+type aibomCacheReader struct{ client.Reader }
+
+func (r aibomCacheReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := r.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	_, err := TransformAIBOM(obj)
+	return err
+}
+
+// The reconciler writes the same AIBOMs, with as many writes, whether its
+// cache holds AIBOMs with or without their documents: a new document is
+// always written (the patch's base has none), and a reconcile that keeps the
+// last document (scrape or build failed) leaves it as it is on the server.
+func TestReconcilerOnACacheWithoutDocumentsWritesTheSame(t *testing.T) {
+	full := newReconcilerFixture(t, 4096)
+	trimmed := newReconcilerFixture(t, 4096)
+	trimmed.r.Reader = aibomCacheReader{trimmed.client}
+
+	container := func(image string) adapter.Findings {
+		return adapter.Findings{Containers: []adapter.Container{{Name: "c", Image: image,
+			Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: "spec.containers[0].image"}}}}
+	}
+	overCap := adapter.Findings{}
+	for i := 0; i < 200; i++ {
+		overCap.Redactions = append(overCap.Redactions, adapter.Redaction{Locator: fmt.Sprintf("spec.env[%d](SECRET_%d)", i, i), Reason: "secret-name"})
+	}
+	steps := []struct {
+		name     string
+		findings adapter.Findings
+		err      error
+	}{
+		{"new root", adapter.Findings{}, nil},
+		{"unchanged", adapter.Findings{}, nil},
+		{"image A", container("registry.example/a:1"), nil},
+		{"scrape fails", adapter.Findings{}, errors.New("plugin restarting")},
+		{"image A again", container("registry.example/a:1"), nil},
+		{"image B", container("registry.example/b:1"), nil},
+		{"over the cap", overCap, nil},
+		{"image B again", container("registry.example/b:1"), nil},
+		{"image C", container("registry.example/c:1"), nil},
+	}
+	for _, step := range steps {
+		for _, f := range []*reconcilerFixture{full, trimmed} {
+			f.adapter.set(func() (adapter.Findings, error) { return step.findings, step.err })
+			_, err := f.r.Reconcile(context.Background(), f.req)
+			require.NoError(t, err, step.name)
+		}
+		want, got := full.aibom(t), trimmed.aibom(t)
+		for _, a := range []*v1alpha1.AIBOM{want, got} { // set from the clock by meta.SetStatusCondition
+			for i := range a.Status.Conditions {
+				a.Status.Conditions[i].LastTransitionTime = metav1.Time{}
+			}
+		}
+		require.Equal(t, want.ResourceVersion, got.ResourceVersion, "%s: as many writes", step.name)
+		require.Equal(t, want.Status, got.Status, "%s: the same status, document included", step.name)
+		require.NotEmpty(t, got.Status.Document, step.name)
+		require.Equal(t, len(got.Status.Document), got.Status.DocumentSize, step.name)
+	}
 }
