@@ -34,6 +34,11 @@ var (
 		Help: "Upward walks that could not pass an owner (forbidden, not_found, no_match, uid_mismatch, depth_cap, untracked_kind, cycle, error), by the owner's kind and reason; the workload is reported as a root.",
 	}, []string{"kind", "reason"})
 
+	closureUnreadable = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "aibom_closure_unreadable_total",
+		Help: "Root reconciles whose descendant closure could not read a kind (forbidden, not served or not synced), by kind: what lies below that kind's objects, pods and their digests included, is missing from the root's document.",
+	}, []string{"kind"})
+
 	watchHealthy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "aibom_watch_healthy",
 		Help: "1 while a registered kind is served and its watch is healthy, 0 otherwise.",
@@ -46,7 +51,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved, watchHealthy, watchErrors)
+	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved, closureUnreadable, watchHealthy, watchErrors)
 }
 
 func setHealth(e Entry, healthy bool) {

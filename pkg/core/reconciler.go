@@ -151,6 +151,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	if err != nil {
 		return OutcomeError, err
 	}
+	r.countClosureMisses(ctx, desc)
 	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
 }
 
@@ -338,6 +339,19 @@ func (r *Reconciler) countMiss(ctx context.Context, walk WalkResult) {
 	if _, loaded := r.missLogged.LoadOrStore(walk.MissKind+"/"+walk.Reason, true); !loaded {
 		log.FromContext(ctx).Info("ownership walk could not pass an owner; reporting the workload as a root (logged once per kind)",
 			"ownerKind", walk.MissKind, "reason", walk.Reason, "error", errString(walk.Err))
+	}
+}
+
+// countClosureMisses counts the kinds a root's closure could not read (its
+// objects' descendants and pods are missing from the root's document: no
+// digest behind them) and logs each kind once.
+func (r *Reconciler) countClosureMisses(ctx context.Context, desc Descendants) {
+	for _, kind := range desc.Misses {
+		closureUnreadable.WithLabelValues(kind).Inc()
+		if _, loaded := r.missLogged.LoadOrStore("closure/"+kind, true); !loaded {
+			log.FromContext(ctx).Info("descendant closure could not read a kind; what lies below its objects is missing from root documents (logged once per kind)",
+				"kind", kind)
+		}
 	}
 }
 

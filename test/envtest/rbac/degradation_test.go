@@ -352,6 +352,7 @@ spec:
 func TestReplicaSetsForbidden(t *testing.T) {
 	const kind = "ReplicaSet.apps"
 	errsBefore := watchErrors(kind)
+	unreadableBefore := metric("aibom_closure_unreadable_total", map[string]string{"kind": kind})
 	d := deny(t, "apps", "replicasets")
 	waitWatchErrors(t, kind, errsBefore)
 	ns, control := newNamespace(t), newNamespace(t)
@@ -365,6 +366,10 @@ func TestReplicaSetsForbidden(t *testing.T) {
 		all(absorbs(absorbedAll...), hasDigest("VllmDecodeWorker", "main", ""), hasDigest("Frontend", "frontend", "")))
 	waitAIBOM(t, ns, deploymentGK, "web", eventually, all(absorbs(), hasDigest("", "vllm", "")))
 	waitOnlyAIBOMs(t, ns, eventually, "DynamoGraphDeployment/vllm-disagg", "Deployment/web")
+	// The missing digests are explained: every root whose closure needed
+	// the ReplicaSets counted it.
+	require.GreaterOrEqual(t, metric("aibom_closure_unreadable_total", map[string]string{"kind": kind})-unreadableBefore, 2.0,
+		"the closures that could not read ReplicaSets are counted")
 
 	d.restore(t)
 	waitAIBOM(t, ns, dgdGK, "vllm-disagg", recovery,
