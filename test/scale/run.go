@@ -88,7 +88,7 @@ type Options struct {
 	// loopback port.
 	HeapProfile string
 	// GoMemLimit, when set, is the controller's GOMEMLIMIT (e.g. "400MiB"),
-	// as config/manager derives it from the container's memory limit.
+	// as config/manager derives it from the container's memory request.
 	GoMemLimit string
 	// GoGC, when set, is the controller's GOGC.
 	GoGC string
