@@ -59,22 +59,22 @@ status:
 // reach the CronJob's document.
 func TestCronJobAbsorbsItsJobAndGetsThePodsDigest(t *testing.T) {
 	ns := newNamespace(t, true)
-	apply(t, ns, cronJob+"---"+cronJobChildren)
-	a := waitAIBOM(t, aibomKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
+	env.MustApply(t, ns, cronJob+"---"+cronJobChildren)
+	a := waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, runningDigest) && len(a.Status.Absorbed) == 1
 	})
 	require.Equal(t, []string{"Job/nightly-29180280"}, a.Status.Absorbed)
 	require.Contains(t, a.Status.Document, `"aibom.rollup.owned.0"`)
 	require.Contains(t, a.Status.Document, `"Job/nightly-29180280"`)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
-	requireNoAIBOMFor(t, aibomKey(ns, jobGK, "nightly-29180280"))
+	requireNoAIBOMFor(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"))
 }
 
 // Seed §1: a workload that becomes owned loses its own AIBOM; the owner's
 // document lists it.
 func TestWorkloadThatBecomesOwnedLosesItsAIBOM(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, cronJob+`
+	objs := env.MustApply(t, ns, cronJob+`
 ---
 apiVersion: batch/v1
 kind: Job
@@ -85,7 +85,7 @@ spec:
       restartPolicy: Never
       containers: [{name: eval, image: "vllm/vllm-openai:v0.6.3"}]
 `)
-	jobKey := aibomKey(ns, jobGK, "adopted")
+	jobKey := harness.AIBOMKey(ns, jobGK, "adopted")
 	waitAIBOM(t, jobKey, nil)
 
 	job := &unstructured.Unstructured{}
@@ -95,7 +95,7 @@ spec:
 	require.NoError(t, env.Client.Update(context.Background(), job))
 
 	waitNoAIBOM(t, jobKey)
-	waitAIBOM(t, aibomKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
+	waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
 		return len(a.Status.Absorbed) == 1 && a.Status.Absorbed[0] == "Job/adopted"
 	})
 }
@@ -105,27 +105,27 @@ spec:
 // delete).
 func TestDeletingAnOwnerMakesTheLingeringChildARoot(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, cronJob+"---"+cronJobChildren)
-	waitAIBOM(t, aibomKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool { return len(a.Status.Absorbed) == 1 })
+	objs := env.MustApply(t, ns, cronJob+"---"+cronJobChildren)
+	waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool { return len(a.Status.Absorbed) == 1 })
 	require.NoError(t, env.Client.Delete(context.Background(), objs[0]))
-	a := waitAIBOM(t, aibomKey(ns, jobGK, "nightly-29180280"), func(a *v1alpha1.AIBOM) bool {
+	a := waitAIBOM(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"), func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, runningDigest)
 	})
 	require.Empty(t, a.Status.Absorbed)
-	waitNoAIBOM(t, aibomKey(ns, cronJobGK, "nightly"))
+	waitNoAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"))
 }
 
 // UID identity: an owner re-created under the same name never adopts its
 // predecessor's children.
 func TestRecreatedOwnerDoesNotAdoptTheStaleChild(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, cronJob+"---"+cronJobChildren)
-	cronKey := aibomKey(ns, cronJobGK, "nightly")
+	objs := env.MustApply(t, ns, cronJob+"---"+cronJobChildren)
+	cronKey := harness.AIBOMKey(ns, cronJobGK, "nightly")
 	waitAIBOM(t, cronKey, func(a *v1alpha1.AIBOM) bool { return len(a.Status.Absorbed) == 1 })
 	require.NoError(t, env.Client.Delete(context.Background(), objs[0]))
-	waitAIBOM(t, aibomKey(ns, jobGK, "nightly-29180280"), nil)
+	waitAIBOM(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"), nil)
 
-	apply(t, ns, cronJob)
+	env.MustApply(t, ns, cronJob)
 	fresh := &unstructured.Unstructured{}
 	fresh.SetGroupVersionKind(objs[0].GroupVersionKind())
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(objs[0]), fresh))
@@ -133,14 +133,14 @@ func TestRecreatedOwnerDoesNotAdoptTheStaleChild(t *testing.T) {
 	a := waitAIBOM(t, cronKey, func(a *v1alpha1.AIBOM) bool { return a.Spec.Subject.UID == string(fresh.GetUID()) })
 	require.Empty(t, a.Status.Absorbed, "the stale Job names the old UID and must not be adopted")
 	require.NotContains(t, a.Status.Document, runningDigest, "nor may its pod's digest be attributed")
-	waitAIBOM(t, aibomKey(ns, jobGK, "nightly-29180280"), nil)
+	waitAIBOM(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"), nil)
 }
 
 // Degradation table: an owner of a kind the controller does not know is an
 // untracked owner: the child is reported as today.
 func TestStatefulSetWithAnUntrackedOwnerIsReported(t *testing.T) {
 	ns := newNamespace(t, true)
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -153,7 +153,7 @@ spec:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: main, image: "ollama/ollama:0.3.14"}]}
 `)
-	a := waitAIBOM(t, aibomKey(ns, statefulSetGK, "db"), nil)
+	a := waitAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "db"), nil)
 	require.Equal(t, "ollama", a.Status.Summary.Runtime)
 }
 
@@ -162,8 +162,8 @@ spec:
 // and the pod alone.
 func TestRootWithoutTrackedDescendantsIsByteIdentical(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, vllmChain)
-	a := waitAIBOM(t, aibomKey(ns, deploymentGK, "llama"), func(a *v1alpha1.AIBOM) bool {
+	objs := env.MustApply(t, ns, vllmChain)
+	a := waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "llama"), func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, runningDigest)
 	})
 	deploy, pod := objs[0], objs[2]
@@ -188,8 +188,8 @@ func TestRootWithoutTrackedDescendantsIsByteIdentical(t *testing.T) {
 // digest change on a pod two hops below a root costs exactly one write.
 func TestHopsThroughCachedKindsIssueNoLiveRequest(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, cronJob+"---"+cronJobChildren)
-	key := aibomKey(ns, cronJobGK, "nightly")
+	objs := env.MustApply(t, ns, cronJob+"---"+cronJobChildren)
+	key := harness.AIBOMKey(ns, cronJobGK, "nightly")
 	waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
 	waitQuiet(t)
 
@@ -208,5 +208,5 @@ func TestHopsThroughCachedKindsIssueNoLiveRequest(t *testing.T) {
 }
 
 func setControllerRef(obj, owner *unstructured.Unstructured) {
-	obj.SetOwnerReferences(append(obj.GetOwnerReferences(), ownerRef(owner)))
+	obj.SetOwnerReferences(append(obj.GetOwnerReferences(), harness.ControllerRef(owner)))
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
@@ -68,8 +67,8 @@ status:
 
 func TestDeploymentGetsAIBOMWithDigestFromPodStatus(t *testing.T) {
 	ns := newNamespace(t, true)
-	apply(t, ns, vllmChain)
-	a := waitAIBOM(t, aibomKey(ns, deploymentGK, "llama"), func(a *v1alpha1.AIBOM) bool {
+	env.MustApply(t, ns, vllmChain)
+	a := waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "llama"), func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, runningDigest)
 	})
 	require.Equal(t, "Deployment", a.Spec.Subject.Kind)
@@ -98,23 +97,23 @@ func TestDeploymentGetsAIBOMWithDigestFromPodStatus(t *testing.T) {
 		}
 	}
 	require.Equal(t, "pod_status", digestSource)
-	require.Equal(t, a.Status.DocumentSHA256, sha256Hex(a.Status.Document))
+	require.Equal(t, a.Status.DocumentSHA256, harness.SHA256Hex(a.Status.Document))
 }
 
 func TestNamespaceNotOptedInGetsNoAIBOM(t *testing.T) {
 	off := newNamespace(t, false)
 	on := newNamespace(t, true)
-	apply(t, off, vllmChain)
-	apply(t, on, vllmChain) // created after: once it has its AIBOM, the other was processed too
-	waitAIBOM(t, aibomKey(on, deploymentGK, "llama"), nil)
+	env.MustApply(t, off, vllmChain)
+	env.MustApply(t, on, vllmChain) // created after: once it has its AIBOM, the other was processed too
+	waitAIBOM(t, harness.AIBOMKey(on, deploymentGK, "llama"), nil)
 	require.Eventually(t, func() bool { return outcomeCount("Deployment", core.OutcomeNotOptedIn) > 0 }, eventually, tick)
-	requireNoAIBOMFor(t, aibomKey(off, deploymentGK, "llama"))
+	requireNoAIBOMFor(t, harness.AIBOMKey(off, deploymentGK, "llama"))
 }
 
 func TestOptingOutDeletesTheNamespacesAIBOMs(t *testing.T) {
 	ns := newNamespace(t, true)
-	apply(t, ns, vllmChain)
-	key := aibomKey(ns, deploymentGK, "llama")
+	env.MustApply(t, ns, vllmChain)
+	key := harness.AIBOMKey(ns, deploymentGK, "llama")
 	waitAIBOM(t, key, nil)
 
 	n := &corev1.Namespace{}
@@ -131,8 +130,8 @@ func TestOptingOutDeletesTheNamespacesAIBOMs(t *testing.T) {
 
 func TestDeletingTheWorkloadRemovesItsAIBOM(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, vllmChain)
-	key := aibomKey(ns, deploymentGK, "llama")
+	objs := env.MustApply(t, ns, vllmChain)
+	key := harness.AIBOMKey(ns, deploymentGK, "llama")
 	waitAIBOM(t, key, nil)
 	// envtest runs no garbage collector: the controller itself removes it.
 	require.NoError(t, env.Client.Delete(context.Background(), objs[0]))
@@ -141,8 +140,8 @@ func TestDeletingTheWorkloadRemovesItsAIBOM(t *testing.T) {
 
 func TestUnchangedInputsIssueNoRequests(t *testing.T) {
 	ns := newNamespace(t, true)
-	objs := apply(t, ns, vllmChain)
-	key := aibomKey(ns, deploymentGK, "llama")
+	objs := env.MustApply(t, ns, vllmChain)
+	key := harness.AIBOMKey(ns, deploymentGK, "llama")
 	first := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
 	waitQuiet(t)
 
@@ -167,8 +166,8 @@ func TestNewRootCostsAtMostTwoWrites(t *testing.T) {
 	waitQuiet(t)
 	ns := newNamespace(t, true)
 	before := controller.Requests.Snapshot()
-	apply(t, ns, vllmChain)
-	waitAIBOM(t, aibomKey(ns, deploymentGK, "llama"), func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
+	env.MustApply(t, ns, vllmChain)
+	waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "llama"), func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
 	waitQuiet(t)
 	writes := harness.Writes(controller.Requests.Since(before))
 	total := 0
@@ -184,8 +183,8 @@ func TestNewRootCostsAtMostTwoWrites(t *testing.T) {
 
 func TestDocumentsAreByteIdenticalAcrossRuns(t *testing.T) {
 	ns := newNamespace(t, true)
-	apply(t, ns, vllmChain)
-	key := aibomKey(ns, deploymentGK, "llama")
+	env.MustApply(t, ns, vllmChain)
+	key := harness.AIBOMKey(ns, deploymentGK, "llama")
 	first := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
 
 	// A second controller process, with a cold cache, builds the same bytes.
@@ -198,7 +197,7 @@ func TestDocumentsAreByteIdenticalAcrossRuns(t *testing.T) {
 
 func TestJobGetsDigestFromItsPod(t *testing.T) {
 	ns := newNamespace(t, true)
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: batch/v1
 kind: Job
 metadata: {name: eval}
@@ -212,7 +211,7 @@ spec:
 	job.SetAPIVersion("batch/v1")
 	job.SetKind("Job")
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "eval"}, job))
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: v1
 kind: Pod
 metadata:
@@ -223,7 +222,7 @@ status:
   containerStatuses:
     - {name: eval, image: "ghcr.io/huggingface/text-generation-inference:2.4.0", imageID: "ghcr.io/huggingface/text-generation-inference@sha256:`+runningDigest+`", ready: true, restartCount: 0, state: {running: {}}}
 `)
-	a := waitAIBOM(t, aibomKey(ns, jobGK, "eval"), func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
+	a := waitAIBOM(t, harness.AIBOMKey(ns, jobGK, "eval"), func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, runningDigest) })
 	require.Equal(t, "tgi", a.Status.Summary.Runtime)
 	require.Equal(t, "mistralai/Mistral-7B-Instruct-v0.3", a.Status.Summary.Model)
 }
@@ -236,7 +235,7 @@ func TestOddSpecsYieldADocumentAndNoSecret(t *testing.T) {
 		args = append(args, "--flag-"+strings.Repeat("x", 20))
 	}
 	argsJSON, _ := json.Marshal(args)
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: "odd"}
@@ -254,7 +253,7 @@ spec:
             - {name: HF_TOKEN, value: "`+token+`"}
             - {name: MODEL_NAME, valueFrom: {configMapKeyRef: {name: cfg, key: model}}}
 `)
-	a := waitAIBOM(t, aibomKey(ns, statefulSetGK, "odd"), nil)
+	a := waitAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "odd"), nil)
 	ready := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
 	require.Equal(t, "True", string(ready.Status), ready.Message)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
@@ -286,23 +285,5 @@ func waitQuiet(t *testing.T) {
 
 // outcomeCount reads aibom_workload_reconcile_outcomes_total{kind,outcome}.
 func outcomeCount(kind, outcome string) float64 {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, f := range families {
-		if f.GetName() != "aibom_workload_reconcile_outcomes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": kind, "outcome": outcome})
 }

@@ -2,36 +2,26 @@ package envtest
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/adapters/batch"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 var (
 	env        *harness.Env
 	controller *harness.Controller
-	nsCounter  atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -63,34 +53,7 @@ const (
 // newNamespace creates a fresh namespace, opted in or not.
 func newNamespace(t *testing.T, optedIn bool) string {
 	t.Helper()
-	name := fmt.Sprintf("t%d-%s", nsCounter.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if optedIn {
-		ns.Labels = map[string]string{core.OptInLabel: "true"}
-	}
-	require.NoError(t, env.Client.Create(context.Background(), ns))
-	return name
-}
-
-// apply creates the objects of a YAML stream in namespace ns.
-func apply(t *testing.T, ns, yaml string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(yaml))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	created, err := manifest.Apply(context.Background(), env.Client, objs)
-	require.NoError(t, err)
-	return created
-}
-
-func aibomKey(ns string, gk schema.GroupKind, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
+	return env.NewNamespace(t, "t", optedIn)
 }
 
 var (
@@ -134,14 +97,4 @@ func requireNoAIBOMFor(t *testing.T, key client.ObjectKey) {
 	t.Helper()
 	err := env.Client.Get(context.Background(), key, &v1alpha1.AIBOM{})
 	require.True(t, apierrors.IsNotFound(err), "unexpected AIBOM %s (err %v)", key, err)
-}
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
-func ownerRef(owner *unstructured.Unstructured) metav1.OwnerReference {
-	yes := true
-	return metav1.OwnerReference{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}
 }

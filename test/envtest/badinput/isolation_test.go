@@ -59,7 +59,7 @@ func ownerRef(apiVersion, kind, name, uid string) string {
 func TestCrossNamespaceOwnerReferenceIsIgnored(t *testing.T) {
 	nsA, nsB, nsC := newNamespace(t), newNamespace(t), newNamespace(t)
 	ownDigest := digestOf("cross-namespace-own")
-	objs := apply(t, nsA, deploymentChain("web", vllmImage, ownDigest))
+	objs := env.MustApply(t, nsA, deploymentChain("web", vllmImage, ownDigest))
 	webUID, rsUID := string(objs[0].GetUID()), string(objs[1].GetUID())
 	waitAIBOM(t, nsA, deploymentGK, "web", readyWith(ownDigest))
 
@@ -83,9 +83,9 @@ spec:
 
 	dbB, dbC := lowDigest(1), lowDigest(2)
 	strayPod := lowDigest(3)
-	apply(t, nsB, resolve(statefulSet("db", ownerRef("apps/v1", "Deployment", "web", webUID), dbB))+"---"+
+	env.MustApply(t, nsB, resolve(statefulSet("db", ownerRef("apps/v1", "Deployment", "web", webUID), dbB))+"---"+
 		runningPod("web-5c7b9-stray", "{app: web, pod-template-hash: 5c7b9}", ownerRef("apps/v1", "ReplicaSet", "web-5c7b9", rsUID), vllmImage, strayPod))
-	apply(t, nsC, `
+	env.MustApply(t, nsC, `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web}
@@ -130,9 +130,9 @@ spec:
 func TestTenantPodsImitatingAWorkloadAreNeverAttributed(t *testing.T) {
 	ns := newNamespace(t)
 	own := digestOf("tenant-own")
-	apply(t, ns, deploymentChain("llm", vllmImage, own))
+	env.MustApply(t, ns, deploymentChain("llm", vllmImage, own))
 	orphan, forged := lowDigest(11), lowDigest(12)
-	apply(t, ns, runningPod("llm-5c7b9-orphan", "{app: llm, pod-template-hash: 5c7b9}", "[]", vllmImage, orphan)+"---"+
+	env.MustApply(t, ns, runningPod("llm-5c7b9-orphan", "{app: llm, pod-template-hash: 5c7b9}", "[]", vllmImage, orphan)+"---"+
 		runningPod("llm-5c7b9-forged", "{app: llm, pod-template-hash: 5c7b9}",
 			ownerRef("apps/v1", "ReplicaSet", "llm-5c7b9", "00000000-0000-4000-8000-00000000f0f0"), vllmImage, forged))
 

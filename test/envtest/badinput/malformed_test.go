@@ -86,7 +86,7 @@ func TestMalformedOperatorObjectsFailVisiblyAndHarmNoOne(t *testing.T) {
 	create(t, ns, nimService("all-nulls", map[string]any{"image": nil, "env": nil, "storage": nil, "args": nil, "multiNode": nil, "annotations": nil}))
 	create(t, ns, nimService("env-5000-well-formed", map[string]any{"image": nimImage(), "env": manyEnv(-1)}))
 	healthyDigest := digestOf("healthy")
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: healthy}
@@ -136,7 +136,7 @@ spec:
 	require.Contains(t, n.Status.Document, nimImageRepo)
 
 	// The controller is alive: a workload created now is reported.
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: later}

@@ -14,13 +14,10 @@ package badinput
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,13 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/test/crds"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
@@ -48,7 +40,6 @@ import (
 var (
 	env        *harness.Env
 	controller *harness.Controller
-	nsCounter  atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -67,11 +58,7 @@ func runSuite(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "envtest: stop control plane:", err)
 		}
 	}()
-	all := intree.All()
-	adapters := make([]adapter.Adapter, 0, len(all))
-	for _, n := range intree.Names() {
-		adapters = append(adapters, all[n])
-	}
+	adapters := harness.InTreeAdapters()
 	// Failed scrapes are retried every 2s, so that a fixed object recovers
 	// within a test's deadline.
 	controller, err = env.StartControllerWith(harness.ControllerOptions{ScrapeRetry: 2 * time.Second}, adapters...)
@@ -103,28 +90,7 @@ var (
 // newNamespace creates a fresh namespace opted in to AIBOMs.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("bad%d-%s", nsCounter.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}
-	require.NoError(t, env.Client.Create(context.Background(), ns))
-	return name
-}
-
-// apply creates the objects of a YAML stream in ns, parent-first (owner
-// UIDs resolved by name), with their status, and returns them as created.
-func apply(t *testing.T, ns, yaml string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(yaml))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	created, err := manifest.Apply(context.Background(), env.Client, objs)
-	require.NoError(t, err)
-	return created
+	return env.NewNamespace(t, "bad", true)
 }
 
 // create creates one object built in Go (for shapes YAML cannot carry
@@ -136,15 +102,11 @@ func create(t *testing.T, ns string, obj *unstructured.Unstructured) *unstructur
 	return obj
 }
 
-func aibomKey(ns string, gk schema.GroupKind, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
-}
-
 // waitAIBOM waits until the AIBOM of (gk, name) exists and cond holds, and
 // returns it; on timeout it fails with the last state seen.
 func waitAIBOM(t *testing.T, ns string, gk schema.GroupKind, name string, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
 	t.Helper()
-	key := aibomKey(ns, gk, name)
+	key := harness.AIBOMKey(ns, gk, name)
 	var mu sync.Mutex
 	var got, last *v1alpha1.AIBOM
 	ok := assert.Eventually(quiet{}, func() bool {
@@ -225,32 +187,11 @@ func waitEvent(t *testing.T, ns, kind, name, reason string) string {
 // outcomes reads aibom_workload_reconcile_outcomes_total{kind,outcome} from
 // the process's metrics registry.
 func outcomes(kind, outcome string) float64 {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, f := range families {
-		if f.GetName() != "aibom_workload_reconcile_outcomes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": kind, "outcome": outcome})
 }
 
 // digestOf is a distinct, valid hex digest per label.
-func digestOf(label string) string {
-	sum := sha256.Sum256([]byte(label))
-	return hex.EncodeToString(sum[:])
-}
+func digestOf(label string) string { return harness.SHA256Hex(label) }
 
 // lowDigest sorts before every digestOf value (they start with "a"): were
 // a foreign pod attributed, digest resolution, which picks the lexically

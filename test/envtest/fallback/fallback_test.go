@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,19 +31,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
 )
 
-var (
-	env       *harness.Env
-	nsCounter atomic.Int64
-)
+var env *harness.Env
 
 const (
 	eventually = 30 * time.Second
@@ -194,12 +187,7 @@ func installRole(t *testing.T, suffix string, groveVerbs ...string) *rest.Config
 // (default: hourly, so that nothing lands in a test's count).
 func startController(t *testing.T, cfg *rest.Config, interval ...time.Duration) *controller {
 	t.Helper()
-	all := intree.All()
-	var adapters []adapter.Adapter
-	for _, n := range intree.Names() {
-		adapters = append(adapters, all[n])
-	}
-	reg, err := core.NewRegistry(adapters...)
+	reg, err := core.NewRegistry(harness.InTreeAdapters()...)
 	require.NoError(t, err)
 	counted := &requests{}
 	cfg = rest.CopyConfig(cfg)
@@ -300,32 +288,14 @@ status:
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("fb%d-%s", nsCounter.Add(1), strings.ToLower(t.Name()))
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-")
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}
-	require.NoError(t, env.Client.Create(context.Background(), ns))
-	return name
-}
-
-func apply(t *testing.T, ns, doc string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(doc))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	created, err := manifest.Apply(context.Background(), env.Client, objs)
-	require.NoError(t, err)
-	return created
+	return env.NewNamespace(t, "fb", true)
 }
 
 // waitDocument waits until the AIBOM of (gk, name) is Ready and its
 // document satisfies cond.
 func waitDocument(t *testing.T, ns string, gk schema.GroupKind, name string, cond func(doc string) bool) *v1alpha1.AIBOM {
 	t.Helper()
-	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
+	key := harness.AIBOMKey(ns, gk, name)
 	var got *v1alpha1.AIBOM
 	require.Eventually(t, func() bool {
 		a := &v1alpha1.AIBOM{}
@@ -351,27 +321,8 @@ func aibomsIn(t *testing.T, ns string) []string {
 
 // metric reads a gauge or counter by its labels; -1 when absent.
 func metric(name string, labels map[string]string) float64 {
-	families, _ := metrics.Registry.Gather()
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue next
-				}
-			}
-			if m.GetGauge() != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
+	if v, ok := harness.LookupMetric(name, labels); ok {
+		return v
 	}
 	return -1
 }
@@ -442,7 +393,7 @@ func TestGroveGetListOnlyRollsUpThroughLiveReads(t *testing.T) {
 	require.NotEqual(t, 1.0, metric("aibom_watch_fallback", map[string]string{"kind": "DynamoGraphDeployment.nvidia.com"}), "tracked kinds are never on the fallback")
 
 	ns := newNamespace(t)
-	objs := apply(t, ns, groveChain)
+	objs := env.MustApply(t, ns, groveChain)
 	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
 	require.Eventually(t, func() bool { return slices.Equal(aibomsIn(t, ns), []string{"DynamoGraphDeployment/" + graphName}) }, eventually, tick)
 
@@ -507,7 +458,7 @@ func TestGroveGetWithoutListReportsAsToday(t *testing.T) {
 	require.Empty(t, c.sup.FallbackKinds())
 	ns := newNamespace(t)
 	missed := max(metric("aibom_rollup_unresolved_total", map[string]string{"kind": "PodClique.grove.io", "reason": "forbidden"}), 0)
-	apply(t, ns, groveChain+`---
+	env.MustApply(t, ns, groveChain+`---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -536,7 +487,7 @@ func TestGroveWatchGrantedLaterLeavesTheFallback(t *testing.T) {
 	c := startController(t, installRole(t, "granted", "get", "list"), 300*time.Millisecond)
 	require.Len(t, c.sup.FallbackKinds(), 3)
 	ns := newNamespace(t)
-	apply(t, ns, groveChain)
+	env.MustApply(t, ns, groveChain)
 	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
 
 	role := &rbacv1.ClusterRole{}
@@ -555,6 +506,6 @@ func TestGroveWatchGrantedLaterLeavesTheFallback(t *testing.T) {
 
 	// A second chain, under the informers now.
 	ns2 := newNamespace(t)
-	apply(t, ns2, groveChain)
+	env.MustApply(t, ns2, groveChain)
 	waitDocument(t, ns2, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 // gizmoCRD serves Gizmo v1 in the test group.
@@ -55,7 +56,7 @@ spec:
   template:
     metadata: {labels: {app: g}}
     spec: {containers: [{name: worker, image: "` + vllmImage + `"}]}
----` + podYAML("g-workers-0", "apps/v1", "StatefulSet", "g-workers", "worker", vllmImage, workerDigest)
+---` + harness.PodYAML("g-workers-0", "apps/v1", "StatefulSet", "g-workers", "worker", vllmImage, workerDigest)
 
 // The CRD of an owner kind is deleted while its objects and their children
 // exist. The API server deletes the Gizmo with its CRD; its StatefulSet,
@@ -72,9 +73,9 @@ func TestOwnerKindCRDDeletedWhileItsObjectsAndChildrenExist(t *testing.T) {
 	require.Eventually(t, func() bool { return controller.Supervisor.Healthy(gizmoGK) }, eventually, tick, "the supervisor never watched Gizmo")
 
 	ns := newNamespace(t)
-	apply(t, ns, gizmoTree)
+	env.MustApply(t, ns, gizmoTree)
 	conservation(ns).Eventually(t, eventually)
-	kept := requireEventuallyAIBOM(t, aibomKey(ns, gizmoGK, "g"), workerDigest)
+	kept := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, gizmoGK, "g"), workerDigest)
 	require.Equal(t, []string{"StatefulSet/g-workers"}, kept.Status.Absorbed)
 
 	require.NoError(t, env.Client.Delete(ctx, crd))
@@ -82,14 +83,14 @@ func TestOwnerKindCRDDeletedWhileItsObjectsAndChildrenExist(t *testing.T) {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{}))
 	}, eventually, tick, "the CRD was never removed")
 
-	root := requireEventuallyAIBOM(t, aibomKey(ns, statefulSetGK, "g-workers"), workerDigest)
+	root := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "g-workers"), workerDigest)
 	require.Empty(t, root.Status.Absorbed)
 	rep := conservation(ns).Eventually(t, eventually)
 	require.Equal(t, 1, rep.Roots)
 	require.True(t, slices.ContainsFunc(rep.Retained, func(s string) bool { return strings.HasPrefix(s, ns+"/"+kept.Name+" ") }),
 		"the Gizmo's AIBOM is retained: %v", rep.Retained)
 	settle(t, ns)
-	still := getAIBOM(t, aibomKey(ns, gizmoGK, "g"))
+	still := getAIBOM(t, harness.AIBOMKey(ns, gizmoGK, "g"))
 	require.NotNil(t, still, "the AIBOM of an object deleted with its CRD is kept")
 	require.Equal(t, kept.UID, still.UID)
 
@@ -100,9 +101,9 @@ func TestOwnerKindCRDDeletedWhileItsObjectsAndChildrenExist(t *testing.T) {
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{gizmoCRD()}})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, aibomKey(ns, gizmoGK, "g"), &v1alpha1.AIBOM{}))
+		return apierrors.IsNotFound(env.Client.Get(ctx, harness.AIBOMKey(ns, gizmoGK, "g"), &v1alpha1.AIBOM{}))
 	}, eventually, tick, "the retained AIBOM of a Gizmo that is gone stays after its CRD was re-installed")
 	rep = conservation(ns).Eventually(t, eventually)
 	require.Empty(t, rep.Retained)
-	require.NotNil(t, getAIBOM(t, aibomKey(ns, statefulSetGK, "g-workers")), "the StatefulSet stays a root")
+	require.NotNil(t, getAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "g-workers")), "the StatefulSet stays a root")
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 const vllmImage = "vllm/vllm-openai:v0.8.5"
@@ -53,7 +54,7 @@ spec:
   template:
     metadata: {labels: {role: leader}}
     spec: {containers: [{name: vllm-leader, image: "` + vllmImage + `"}]}
----` + podYAML("vllm-0", "apps/v1", "StatefulSet", "vllm", "vllm-leader", vllmImage, leaderDigest) + `
+---` + harness.PodYAML("vllm-0", "apps/v1", "StatefulSet", "vllm", "vllm-leader", vllmImage, leaderDigest) + `
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -66,7 +67,7 @@ spec:
   template:
     metadata: {labels: {role: worker}}
     spec: {containers: [{name: vllm-worker, image: "` + vllmImage + `"}]}
----` + podYAML("vllm-0-1", "apps/v1", "StatefulSet", "vllm-0", "vllm-worker", vllmImage, workerDigest)
+---` + harness.PodYAML("vllm-0-1", "apps/v1", "StatefulSet", "vllm-0", "vllm-worker", vllmImage, workerDigest)
 
 // settle waits until the controller stopped writing AIBOMs and checks the
 // invariant once more: a converged state that holds, not one passed through.
@@ -86,9 +87,9 @@ func settle(t *testing.T, namespaces ...string) {
 func TestLWSDeletedWithOrphanPropagation(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	lws := apply(t, ns, lwsObject+"---"+lwsChildren)[0]
+	lws := env.MustApply(t, ns, lwsObject+"---"+lwsChildren)[0]
 	conservation(ns).Eventually(t, eventually)
-	a := getAIBOM(t, aibomKey(ns, lwsGK, "vllm"))
+	a := getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm"))
 	require.Equal(t, []string{"StatefulSet/vllm", "StatefulSet/vllm-0"}, a.Status.Absorbed)
 
 	require.NoError(t, env.Client.Delete(ctx, lws, client.PropagationPolicy(metav1.DeletePropagationOrphan)))
@@ -96,7 +97,7 @@ func TestLWSDeletedWithOrphanPropagation(t *testing.T) {
 	require.NotNil(t, terminating.GetDeletionTimestamp())
 	require.Contains(t, terminating.GetFinalizers(), metav1.FinalizerOrphanDependents)
 	settle(t, ns)
-	require.Equal(t, []string{"StatefulSet/vllm", "StatefulSet/vllm-0"}, getAIBOM(t, aibomKey(ns, lwsGK, "vllm")).Status.Absorbed,
+	require.Equal(t, []string{"StatefulSet/vllm", "StatefulSet/vllm-0"}, getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm")).Status.Absorbed,
 		"a terminating owner still reports its tree")
 
 	// The garbage collector orphans the dependents, then lets the LWS go.
@@ -114,8 +115,8 @@ func TestLWSDeletedWithOrphanPropagation(t *testing.T) {
 
 	rep := conservation(ns).Eventually(t, eventually)
 	require.Equal(t, 1, rep.AIBOMs)
-	require.Nil(t, getAIBOM(t, aibomKey(ns, lwsGK, "vllm")))
-	root := requireEventuallyAIBOM(t, aibomKey(ns, statefulSetGK, "vllm"), leaderDigest)
+	require.Nil(t, getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm")))
+	root := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "vllm"), leaderDigest)
 	require.Equal(t, []string{"StatefulSet/vllm-0"}, root.Status.Absorbed)
 	settle(t, ns)
 }
@@ -127,28 +128,28 @@ func TestLWSDeletedWithOrphanPropagation(t *testing.T) {
 func TestRecreatedLWSDoesNotAdoptStaleStatefulSets(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	old := apply(t, ns, lwsObject+"---"+lwsChildren)[0]
+	old := env.MustApply(t, ns, lwsObject+"---"+lwsChildren)[0]
 	conservation(ns).Eventually(t, eventually)
 
 	require.NoError(t, env.Client.Delete(ctx, old))
 	conservation(ns).Eventually(t, eventually)
-	stale := requireEventuallyAIBOM(t, aibomKey(ns, statefulSetGK, "vllm"), leaderDigest)
+	stale := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "vllm"), leaderDigest)
 	require.Equal(t, []string{"StatefulSet/vllm-0"}, stale.Status.Absorbed)
 
-	fresh := apply(t, ns, lwsObject)[0]
+	fresh := env.MustApply(t, ns, lwsObject)[0]
 	require.NotEqual(t, old.GetUID(), fresh.GetUID())
 	require.Eventually(t, func() bool {
-		a := getAIBOM(t, aibomKey(ns, lwsGK, "vllm"))
+		a := getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm"))
 		return a != nil && a.Spec.Subject.UID == string(fresh.GetUID())
 	}, eventually, tick)
 	rep := conservation(ns).Eventually(t, eventually)
 	require.Equal(t, 2, rep.Roots)
 	settle(t, ns)
-	a := getAIBOM(t, aibomKey(ns, lwsGK, "vllm"))
+	a := getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm"))
 	require.Empty(t, a.Status.Absorbed, "the stale StatefulSets name the old UID")
 	require.NotContains(t, a.Status.Document, leaderDigest, "nor are their pods attributed")
 	require.NotContains(t, a.Status.Document, workerDigest)
-	still := getAIBOM(t, aibomKey(ns, statefulSetGK, "vllm"))
+	still := getAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "vllm"))
 	require.Equal(t, stale.UID, still.UID, "the stale leader StatefulSet's AIBOM was kept")
 	require.Equal(t, []string{"StatefulSet/vllm-0"}, still.Status.Absorbed)
 }

@@ -11,10 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 const nightly = `
@@ -68,10 +69,10 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 	digests := map[client.ObjectKey]string{} // Deployment -> the digest its pod runs
 
 	// Objects the controller finished before the fault.
-	apply(t, nss[0], nightly)
+	env.MustApply(t, nss[0], nightly)
 	for i := 0; i < 2; i++ {
 		name := fmt.Sprintf("out-%d", i)
-		apply(t, optOut, deploymentChain(name, digestOf(name)))
+		env.MustApply(t, optOut, harness.DeploymentChain(name, digestOf(name)))
 	}
 	conservation(scope...).Eventually(t, eventually)
 
@@ -85,7 +86,7 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- applyErr(ns, deploymentChain(name, digestOf(name)))
+			errs <- applyErr(ns, harness.DeploymentChain(name, digestOf(name)))
 		}()
 	}
 	wg.Wait()
@@ -95,13 +96,13 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		for key := range digests {
-			if getAIBOM(t, aibomKey(key.Namespace, deploymentGK, key.Name)) != nil {
+			if getAIBOM(t, harness.AIBOMKey(key.Namespace, deploymentGK, key.Name)) != nil {
 				return true
 			}
 		}
 		return false
 	}, eventually, tick/10, "the controller never started on the batch")
-	before := aibomUIDs(t, scope...)
+	before := env.AIBOMUIDs(t, scope...)
 	address := env.APIServerAddress()
 	sample := &unstructured.Unstructured{}
 	sample.SetAPIVersion("apps/v1")
@@ -144,13 +145,13 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 
 	adoptee := getObject(t, "batch/v1", "Job", client.ObjectKey{Namespace: nss[0], Name: "adoptee"})
 	cron := getObject(t, "batch/v1", "CronJob", client.ObjectKey{Namespace: nss[0], Name: "nightly"})
-	adoptee.SetOwnerReferences([]metav1.OwnerReference{controllerRef(cron)})
+	adoptee.SetOwnerReferences([]metav1.OwnerReference{harness.ControllerRef(cron)})
 	require.NoError(t, env.Client.Update(ctx, adoptee))
 
 	for i := 30; i < 35; i++ {
 		ns, name := nss[2], fmt.Sprintf("d-%d", i)
 		digests[client.ObjectKey{Namespace: ns, Name: name}] = digestOf(name)
-		apply(t, ns, deploymentChain(name, digestOf(name)))
+		env.MustApply(t, ns, harness.DeploymentChain(name, digestOf(name)))
 	}
 
 	out := &corev1.Namespace{}
@@ -164,21 +165,21 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 	require.Equal(t, len(digests)+1, rep.AIBOMs, "one AIBOM per Deployment and the CronJob's")
 	require.Eventually(t, func() bool {
 		for key, d := range digests {
-			if !hasDigest(t, aibomKey(key.Namespace, deploymentGK, key.Name), d) {
+			if !hasDigest(t, harness.AIBOMKey(key.Namespace, deploymentGK, key.Name), d) {
 				return false
 			}
 		}
 		return true
 	}, eventually, tick, "every Deployment's document carries its pod's current digest")
-	cronDoc := getAIBOM(t, aibomKey(nss[0], cronJobGK, "nightly"))
+	cronDoc := getAIBOM(t, harness.AIBOMKey(nss[0], cronJobGK, "nightly"))
 	require.Equal(t, []string{"Job/adoptee", "Job/nightly-1"}, cronDoc.Status.Absorbed)
 
 	// No AIBOM that should exist was lost: those written before the outage
 	// kept their identity, except the deleted Deployment's, the adopted Job's
 	// and the opted-out namespace's.
 	requireSameAIBOMs(t, before, func(key client.ObjectKey) bool {
-		return key != aibomKey(gone.Namespace, deploymentGK, gone.Name) &&
-			key != aibomKey(nss[0], jobGK, "adoptee") && key.Namespace != optOut
+		return key != harness.AIBOMKey(gone.Namespace, deploymentGK, gone.Name) &&
+			key != harness.AIBOMKey(nss[0], jobGK, "adoptee") && key.Namespace != optOut
 	})
 
 	// The supervisor's watches are healthy again.
@@ -207,29 +208,16 @@ func setPodDigest(t *testing.T, key client.ObjectKey, digest string) {
 	pod := &corev1.Pod{}
 	require.NoError(t, env.Client.Get(context.Background(), key, pod))
 	s := &pod.Status.ContainerStatuses[0]
-	s.ImageID = imageRepo(s.Image) + "@sha256:" + digest
+	repo, _, _ := document.ParseImage(s.Image)
+	s.ImageID = repo + "@sha256:" + digest
 	require.NoError(t, env.Client.Status().Update(context.Background(), pod))
 }
 
-func controllerRef(owner *unstructured.Unstructured) metav1.OwnerReference {
-	yes := true
-	return metav1.OwnerReference{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}
-}
-
-// gaugeValue reads a gauge with a kind label from the process's registry.
+// gaugeValue reads a gauge with a kind label from the process's registry;
+// -1 when absent.
 func gaugeValue(name, kind string) float64 {
-	families, _ := metrics.Registry.Gather()
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "kind" && l.GetValue() == kind && m.GetGauge() != nil {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
+	if v, ok := harness.LookupMetric(name, map[string]string{"kind": kind}); ok {
+		return v
 	}
 	return -1
 }

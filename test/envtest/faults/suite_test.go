@@ -11,13 +11,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,17 +23,14 @@ import (
 	"github.com/aibom-dev/aibom/adapters/batch"
 	"github.com/aibom-dev/aibom/adapters/lws"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 var (
 	env        *harness.Env
 	controller *harness.Controller
-	nsCounter  atomic.Int64
 )
 
 const (
@@ -92,50 +86,18 @@ func (gizmoAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (a
 // newNamespace creates a fresh namespace opted in to AIBOMs.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("f%d-%s", nsCounter.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}
-	require.NoError(t, env.Client.Create(context.Background(), ns))
-	return name
+	return env.NewNamespace(t, "f", true)
 }
 
-// apply creates the objects of a YAML stream in namespace ns, parent-first,
-// with their status, and returns them as created.
-func apply(t *testing.T, ns, yaml string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(yaml))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	created, err := manifest.Apply(context.Background(), env.Client, objs)
-	require.NoError(t, err)
-	return created
-}
-
-// applyErr is apply for a goroutine.
+// applyErr is env.Apply for a goroutine.
 func applyErr(ns, yaml string) error {
-	objs, err := manifest.Decode(ns, []byte(yaml))
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	_, err = manifest.Apply(context.Background(), env.Client, objs)
+	_, err := env.Apply(context.Background(), ns, yaml)
 	return err
 }
 
 // conservation checks the invariant in the given namespaces.
 func conservation(namespaces ...string) harness.Conservation {
-	return harness.Conservation{Reader: env.Client, Registry: controller.Registry, Namespaces: namespaces}
-}
-
-func aibomKey(ns string, gk schema.GroupKind, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
+	return env.Conservation(controller, namespaces...)
 }
 
 var (
@@ -158,81 +120,8 @@ func getAIBOM(t *testing.T, key client.ObjectKey) *v1alpha1.AIBOM {
 	return a
 }
 
-// aibomUIDs maps every AIBOM in the namespaces to its object UID.
-func aibomUIDs(t *testing.T, namespaces ...string) map[client.ObjectKey]string {
-	t.Helper()
-	out := map[client.ObjectKey]string{}
-	for _, ns := range namespaces {
-		list := &v1alpha1.AIBOMList{}
-		require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
-		for _, a := range list.Items {
-			out[client.ObjectKeyFromObject(&a)] = string(a.UID)
-		}
-	}
-	return out
-}
-
 // digestOf is a distinct, valid sha256 hex per label.
-func digestOf(label string) string {
-	var b strings.Builder
-	for b.Len() < 64 {
-		fmt.Fprintf(&b, "%x", []byte(label))
-	}
-	return "d" + b.String()[:63]
-}
-
-// podYAML is a pod controlled by (ownerAPIVersion, ownerKind, owner) whose
-// container reports the given digest, as a kubelet writes it.
-func podYAML(name, ownerAPIVersion, ownerKind, owner, container, image, digest string) string {
-	return fmt.Sprintf(`
-apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  ownerReferences: [{apiVersion: %[2]s, kind: %[3]s, name: %[4]s, controller: true, blockOwnerDeletion: true}]
-spec:
-  containers: [{name: %[5]s, image: %[6]q}]
-status:
-  phase: Running
-  containerStatuses:
-    - {name: %[5]s, image: %[6]q, imageID: "%[7]s@sha256:%[8]s", ready: true, restartCount: 0, state: {running: {}}}
-`, name, ownerAPIVersion, ownerKind, owner, container, image, imageRepo(image), digest)
-}
-
-func imageRepo(image string) string {
-	repo, _, _ := strings.Cut(image, ":")
-	if strings.Count(repo, "/") == 1 {
-		return "docker.io/" + repo
-	}
-	return repo
-}
-
-// deploymentChain is a vLLM Deployment with the ReplicaSet and running Pod
-// kube-controller-manager and a kubelet would produce; the pod runs digest.
-func deploymentChain(name, digest string) string {
-	return fmt.Sprintf(`
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s}
-spec:
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec:
-      containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3", args: ["--model", "Qwen/Qwen2.5-0.5B"]}]
----
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: %[1]s-rs
-  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s, controller: true, blockOwnerDeletion: true}]
-spec:
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3"}]}
----`, name) + podYAML(name+"-rs-p0", "apps/v1", "ReplicaSet", name+"-rs", "vllm", "vllm/vllm-openai:v0.6.3", digest)
-}
+func digestOf(label string) string { return harness.PatternDigest("d", label) }
 
 // hasDigest is true when the AIBOM exists and its document names digest.
 func hasDigest(t *testing.T, key client.ObjectKey, digest string) bool {

@@ -32,7 +32,7 @@ func TestFailoverAfterLeaderCrash(t *testing.T) {
 	bElected := watchElected(b)
 
 	nss := []string{newNamespace(t), newNamespace(t)}
-	cons := harness.Conservation{Reader: env.Client, Registry: a.Registry, Namespaces: nss}
+	cons := env.Conservation(a, nss...)
 	digests := workloads(t, nss, "first", 10)
 	require.NoError(t, applyErr(nss[0], cronJobChain("nightly")))
 	cons.Eventually(t, eventually)
@@ -40,7 +40,7 @@ func TestFailoverAfterLeaderCrash(t *testing.T) {
 	require.NoError(t, a.WaitSettled(2*time.Second, eventually))
 	requireFollowerWroteNoAIBOM(t, b)
 	requireWarmFollower(t, b)
-	before := aibomUIDs(t, nss...)
+	before := env.AIBOMUIDs(t, nss...)
 
 	// Workloads change while A dies.
 	var wg sync.WaitGroup
@@ -79,7 +79,7 @@ func TestFailoverAfterLeaderCrash(t *testing.T) {
 	require.NoError(t, rep.Err())
 	require.Equal(t, len(digests)+1, rep.AIBOMs, "one AIBOM per Deployment and the CronJob's, none duplicated")
 	for key, uid := range before {
-		if key == aibomKey(gone.Namespace, deploymentGK, gone.Name) {
+		if key == harness.AIBOMKey(gone.Namespace, deploymentGK, gone.Name) {
 			continue
 		}
 		got := &v1alpha1.AIBOM{}
@@ -101,13 +101,13 @@ func TestGracefulHandover(t *testing.T) {
 	b := replica(t, id, true)
 
 	ns := newNamespace(t)
-	cons := harness.Conservation{Reader: env.Client, Registry: a.Registry, Namespaces: []string{ns}}
+	cons := env.Conservation(a, ns)
 	digests := workloads(t, []string{ns}, "first", 5)
 	cons.Eventually(t, eventually)
 	requireDigests(t, digests)
 	require.NoError(t, a.WaitSettled(2*time.Second, eventually))
 	requireFollowerWroteNoAIBOM(t, b)
-	before := aibomUIDs(t, ns)
+	before := env.AIBOMUIDs(t, ns)
 
 	require.NoError(t, a.Stop())
 	require.NotEqual(t, holderA, leaseHolder(t, id), "A released its Lease on the way out")

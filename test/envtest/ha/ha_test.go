@@ -15,23 +15,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/adapters/batch"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
-var (
-	env       *harness.Env
-	nsCounter atomic.Int64
-)
+var env *harness.Env
 
 const (
 	eventually = 90 * time.Second
@@ -67,74 +60,16 @@ func replica(t *testing.T, id string, releaseOnCancel bool) *harness.Controller 
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("ha%d-%s", nsCounter.Add(1), strings.ToLower(t.Name()))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}))
-	return name
+	return env.NewNamespace(t, "ha", true)
 }
 
 func applyErr(ns, yaml string) error {
-	objs, err := manifest.Decode(ns, []byte(yaml))
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	_, err = manifest.Apply(context.Background(), env.Client, objs)
+	_, err := env.Apply(context.Background(), ns, yaml)
 	return err
 }
 
 // digestOf is a distinct, valid sha256 hex per label.
-func digestOf(label string) string {
-	var b strings.Builder
-	for b.Len() < 64 {
-		fmt.Fprintf(&b, "%x", []byte(label))
-	}
-	return "e" + b.String()[:63]
-}
-
-// deploymentChain is a Deployment with the ReplicaSet and running Pod that
-// kube-controller-manager and a kubelet would produce.
-func deploymentChain(name, digest string) string {
-	return fmt.Sprintf(`
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s}
-spec:
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec:
-      containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3", args: ["--model", "Qwen/Qwen2.5-0.5B"]}]
----
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: %[1]s-rs
-  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s, controller: true, blockOwnerDeletion: true}]
-spec:
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3"}]}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s-rs-p0
-  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: %[1]s-rs, controller: true, blockOwnerDeletion: true}]
-spec:
-  containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3"}]
-status:
-  phase: Running
-  containerStatuses:
-    - {name: vllm, image: "vllm/vllm-openai:v0.6.3", imageID: "docker.io/vllm/vllm-openai@sha256:%[2]s", ready: true, restartCount: 0, state: {running: {}}}
-`, name, digest)
-}
+func digestOf(label string) string { return harness.PatternDigest("e", label) }
 
 // cronJobChain is a CronJob with the Job it spawned: one AIBOM.
 func cronJobChain(name string) string {
@@ -178,7 +113,7 @@ func createWorkloads(nss []string, prefix string, count int) (map[client.ObjectK
 	out := map[client.ObjectKey]string{}
 	for i := 0; i < count; i++ {
 		ns, name := nss[i%len(nss)], fmt.Sprintf("%s-%d", prefix, i)
-		if err := applyErr(ns, deploymentChain(name, digestOf(name))); err != nil {
+		if err := applyErr(ns, harness.DeploymentChain(name, digestOf(name))); err != nil {
 			return out, err
 		}
 		out[client.ObjectKey{Namespace: ns, Name: name}] = digestOf(name)
@@ -186,25 +121,7 @@ func createWorkloads(nss []string, prefix string, count int) (map[client.ObjectK
 	return out, nil
 }
 
-func aibomKey(ns string, gk schema.GroupKind, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
-}
-
 var deploymentGK = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-
-// aibomUIDs maps every AIBOM in the namespaces to its object UID.
-func aibomUIDs(t *testing.T, namespaces ...string) map[client.ObjectKey]string {
-	t.Helper()
-	out := map[client.ObjectKey]string{}
-	for _, ns := range namespaces {
-		list := &v1alpha1.AIBOMList{}
-		require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
-		for _, a := range list.Items {
-			out[client.ObjectKeyFromObject(&a)] = string(a.UID)
-		}
-	}
-	return out
-}
 
 // requireDigests waits until every Deployment's document names its digest.
 func requireDigests(t *testing.T, digests map[client.ObjectKey]string) {
@@ -212,7 +129,7 @@ func requireDigests(t *testing.T, digests map[client.ObjectKey]string) {
 	require.Eventually(t, func() bool {
 		for key, d := range digests {
 			a := &v1alpha1.AIBOM{}
-			if env.Client.Get(context.Background(), aibomKey(key.Namespace, deploymentGK, key.Name), a) != nil || !strings.Contains(a.Status.Document, d) {
+			if env.Client.Get(context.Background(), harness.AIBOMKey(key.Namespace, deploymentGK, key.Name), a) != nil || !strings.Contains(a.Status.Document, d) {
 				return false
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 // The kube-apiserver goes away for longer than the leader's renew deadline.
@@ -25,13 +24,13 @@ func TestAPIServerOutageLongerThanTheRenewDeadline(t *testing.T) {
 	b := replica(t, id, false)
 
 	ns := newNamespace(t)
-	cons := harness.Conservation{Reader: env.Client, Registry: a.Registry, Namespaces: []string{ns}}
+	cons := env.Conservation(a, ns)
 	digests := workloads(t, []string{ns}, "first", 5)
 	cons.Eventually(t, eventually)
 	requireDigests(t, digests)
 	require.NoError(t, a.WaitSettled(2*time.Second, eventually))
 	requireFollowerWroteNoAIBOM(t, b)
-	before := aibomUIDs(t, ns)
+	before := env.AIBOMUIDs(t, ns)
 
 	require.NoError(t, env.StopAPIServer())
 	select {

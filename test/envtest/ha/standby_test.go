@@ -52,20 +52,20 @@ func TestAIBOMOfWorkloadDeletedWhileNoControllerRanIsRemoved(t *testing.T) {
 	gone := client.ObjectKey{Namespace: ns, Name: "w-1"}
 	require.NoError(t, env.Client.Delete(ctx, deploymentObject(gone)))
 	delete(digests, gone)
-	before := aibomUIDs(t, ns)
-	require.Contains(t, before, aibomKey(ns, deploymentGK, gone.Name), "the stale AIBOM is there while no controller runs")
+	before := env.AIBOMUIDs(t, ns)
+	require.Contains(t, before, harness.AIBOMKey(ns, deploymentGK, gone.Name), "the stale AIBOM is there while no controller runs")
 
 	second, err := env.StartController(apps.New(), batch.New())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = second.Stop() })
 	require.Eventually(t, func() bool {
-		err := env.Client.Get(ctx, aibomKey(ns, deploymentGK, gone.Name), &v1alpha1.AIBOM{})
+		err := env.Client.Get(ctx, harness.AIBOMKey(ns, deploymentGK, gone.Name), &v1alpha1.AIBOM{})
 		return err != nil && client.IgnoreNotFound(err) == nil
 	}, eventually, tick, "the AIBOM of the Deployment deleted while no controller ran is removed")
 	cons.Eventually(t, eventually)
 	requireDigests(t, digests)
 	for key, uid := range before {
-		if key == aibomKey(ns, deploymentGK, gone.Name) {
+		if key == harness.AIBOMKey(ns, deploymentGK, gone.Name) {
 			continue
 		}
 		got := &v1alpha1.AIBOM{}

@@ -156,7 +156,7 @@ func TestDynamoGraphAbsorbsComponentAndDeployment(t *testing.T) {
 		t.Run(tc.version, func(t *testing.T) {
 			c := *tc.c
 			ns := c.newNamespace(t)
-			c.apply(t, ns, tc.graph+"---"+dcd(tc.version, true)+"---"+dcdDeploymentChain(tc.version))
+			c.env.MustApply(t, ns, tc.graph+"---"+dcd(tc.version, true)+"---"+dcdDeploymentChain(tc.version))
 
 			a := c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", all(absorbedLen(2), hasDigest("VllmDecodeWorker", "main", decodeDigest)))
 			require.Equal(t, "nvidia.com/"+tc.version, a.Spec.Subject.APIVersion)
@@ -183,7 +183,7 @@ func TestDynamoGraphMultiNodeThroughLeaderWorkerSet(t *testing.T) {
 		return `{nvidia.com/dynamo-graph-deployment-name: vllm-disagg, nvidia.com/dynamo-component: decode, leaderworkerset.sigs.k8s.io/name: ` + lws +
 			`, leaderworkerset.sigs.k8s.io/group-index: "0", leaderworkerset.sigs.k8s.io/worker-index: "` + worker + `", statefulset.kubernetes.io/pod-name: ` + pod + `}`
 	}
-	objs := c.apply(t, ns, `
+	objs := c.env.MustApply(t, ns, `
 apiVersion: nvidia.com/v1beta1
 kind: DynamoGraphDeployment
 metadata:
@@ -294,7 +294,7 @@ func TestStandaloneDynamoComponentDeploymentIsARoot(t *testing.T) {
 		t.Run(tc.version, func(t *testing.T) {
 			c := *tc.c
 			ns := c.newNamespace(t)
-			c.apply(t, ns, dcd(tc.version, false)+"---"+dcdDeploymentChain(tc.version))
+			c.env.MustApply(t, ns, dcd(tc.version, false)+"---"+dcdDeploymentChain(tc.version))
 
 			a := c.waitAIBOM(t, ns, dcdGK, "vllm-disagg-vllmdecodeworker", all(absorbedLen(1), hasDigest("VllmDecodeWorker", "main", decodeDigest)))
 			require.Equal(t, "DynamoComponentDeployment", a.Spec.Subject.Kind)

@@ -82,7 +82,7 @@ const directPod = "vllm-disagg-0-vllmdecodeworker-x7k2p"
 func TestGroveDirectCliqueResolvesWorkerDigest(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
-	c.apply(t, ns, groveGraph("VllmDecodeWorker", "")+"---"+podCliqueSet+"---"+directClique+"---"+
+	c.env.MustApply(t, ns, groveGraph("VllmDecodeWorker", "")+"---"+podCliqueSet+"---"+directClique+"---"+
 		groveWorkerPod(directPod, "vllm-disagg-0-vllmdecodeworker", decodeDigest))
 
 	a := c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", hasDigest("VllmDecodeWorker", "main", decodeDigest))
@@ -124,7 +124,7 @@ spec:
 			`{nvidia.com/dynamo-graph-deployment-name: vllm-disagg, nvidia.com/dynamo-component: decode, app.kubernetes.io/component: pcsg-podclique, grove.io/podclique: `+clique+`, grove.io/podcliquescalinggroup: `+pcsg+`, grove.io/podcliquescalinggroup-replica-index: "0"}`,
 			ctr{"main", dynamoImage, d})
 	}
-	objs := c.apply(t, ns, groveGraph("decode", "2")+`---
+	objs := c.env.MustApply(t, ns, groveGraph("decode", "2")+`---
 apiVersion: grove.io/v1alpha1
 kind: PodCliqueSet
 metadata:
@@ -174,7 +174,7 @@ func TestGroveForeignPodWithGraphLabelIsExcluded(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
 	// The tenant's chain exists first, and the controller has seen its pod.
-	c.apply(t, ns, `
+	c.env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: tenant-probe}
@@ -200,7 +200,7 @@ spec:
 	tenant := c.waitAIBOM(t, ns, deploymentGK, "tenant-probe", hasDigest("", "main", lowDigest))
 	requireAbsorbed(t, tenant)
 
-	c.apply(t, ns, groveGraph("VllmDecodeWorker", "")+"---"+podCliqueSet+"---"+directClique+"---"+
+	c.env.MustApply(t, ns, groveGraph("VllmDecodeWorker", "")+"---"+podCliqueSet+"---"+directClique+"---"+
 		groveWorkerPod(directPod, "vllm-disagg-0-vllmdecodeworker", decodeDigest))
 	a := c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", hasDigest("VllmDecodeWorker", "main", decodeDigest))
 	requireAbsorbed(t, a)
@@ -220,7 +220,7 @@ func TestGroveRecreatedCliqueDoesNotAdoptStalePod(t *testing.T) {
 	ns := c.newNamespace(t)
 	const stalePod = "vllm-disagg-0-vllmdecodeworker-old01"
 	const freshPod = "vllm-disagg-0-vllmdecodeworker-new02"
-	objs := c.apply(t, ns, groveGraph("VllmDecodeWorker", "")+"---"+podCliqueSet+"---"+directClique+"---"+
+	objs := c.env.MustApply(t, ns, groveGraph("VllmDecodeWorker", "")+"---"+podCliqueSet+"---"+directClique+"---"+
 		groveWorkerPod(stalePod, "vllm-disagg-0-vllmdecodeworker", lowDigest))
 	oldClique := objs[2]
 	c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", hasDigest("VllmDecodeWorker", "main", lowDigest))
@@ -229,9 +229,9 @@ func TestGroveRecreatedCliqueDoesNotAdoptStalePod(t *testing.T) {
 	a := c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", hasContainer("VllmDecodeWorker", "main", func(c containerDigest) bool { return c.digest == "" }))
 	requireAbsorbed(t, a)
 
-	fresh := c.apply(t, ns, directClique)[0]
+	fresh := c.env.MustApply(t, ns, directClique)[0]
 	require.NotEqual(t, oldClique.GetUID(), fresh.GetUID())
-	c.apply(t, ns, groveWorkerPod(freshPod, "vllm-disagg-0-vllmdecodeworker", decodeDigest))
+	c.env.MustApply(t, ns, groveWorkerPod(freshPod, "vllm-disagg-0-vllmdecodeworker", decodeDigest))
 	a = c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", hasDigest("VllmDecodeWorker", "main", decodeDigest))
 	requireAbsorbed(t, a)
 	requireDigestFromPod(t, a.Status.Document, "VllmDecodeWorker", "main", decodeDigest, freshPod, "main")

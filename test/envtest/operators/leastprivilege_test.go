@@ -38,7 +38,7 @@ func TestControllerRunsAsTheShippedServiceAccount(t *testing.T) {
 			require.True(t, apierrors.IsForbidden(err), "secrets are not in the shipped role: %v", err)
 
 			ns := c.newNamespace(t)
-			objs := c.apply(t, ns, `
+			objs := c.env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: probe}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 const vllmImage = "vllm/vllm-openai:v0.8.5"
@@ -93,21 +95,21 @@ spec:
 func TestLWSAdoptsStatefulSetAndResolvesItsPodDigest(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
-	objs := c.apply(t, ns, leaderStatefulSet("")+"---"+
+	objs := c.env.MustApply(t, ns, leaderStatefulSet("")+"---"+
 		podYAML("vllm-0", "apps/v1", "StatefulSet", "vllm", leaderPodLabels, ctr{"vllm-leader", vllmImage, leaderDigest}))
 	sts := objs[0]
 	alone := c.waitAIBOM(t, ns, statefulSetGK, "vllm", hasDigest("", "vllm-leader", leaderDigest))
 	requireAbsorbed(t, alone)
 	requireDigestFromPod(t, alone.Status.Document, "", "vllm-leader", leaderDigest, "vllm-0", "vllm-leader")
 
-	lws := c.apply(t, ns, vllmLWS)[0]
+	lws := c.env.MustApply(t, ns, vllmLWS)[0]
 	before := c.waitAIBOM(t, ns, lwsGK, "vllm", nil)
 	requireAbsorbed(t, before)
 	require.Empty(t, container(t, before.Status.Document, "leader", "vllm-leader").digest, "no pod reaches the LWS yet")
 
 	// The LWS controller adopts the StatefulSet.
 	cur := c.get(t, sts)
-	cur.SetOwnerReferences([]metav1.OwnerReference{controllerRef(lws)})
+	cur.SetOwnerReferences([]metav1.OwnerReference{harness.ControllerRef(lws)})
 	require.NoError(t, c.env.Client.Update(context.Background(), cur))
 
 	c.waitNoAIBOM(t, ns, statefulSetGK, "vllm")
@@ -126,7 +128,7 @@ func TestLWSAdoptsStatefulSetAndResolvesItsPodDigest(t *testing.T) {
 func TestLWSMultiNodeChainThroughTheLeaderPod(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
-	c.apply(t, ns, vllmLWS+"---"+leaderStatefulSet(ownedByLWS)+"---"+
+	c.env.MustApply(t, ns, vllmLWS+"---"+leaderStatefulSet(ownedByLWS)+"---"+
 		podYAML("vllm-0", "apps/v1", "StatefulSet", "vllm", leaderPodLabels, ctr{"vllm-leader", vllmImage, leaderDigest})+"---"+
 		workerGroup)
 

@@ -51,7 +51,7 @@ func TestNIMServiceAbsorbsDeployment(t *testing.T) {
 	const name = "meta-llama-3-2-1b-instruct"
 	const pod = name + "-6f8c9d7b5-l2v9k"
 	labels := `{app: ` + name + `, app.kubernetes.io/name: ` + name + `, app.kubernetes.io/instance: ` + name + `, app.kubernetes.io/part-of: nim-service, app.kubernetes.io/managed-by: k8s-nim-operator}`
-	c.apply(t, ns, nimLlama+`---
+	c.env.MustApply(t, ns, nimLlama+`---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -92,7 +92,7 @@ func TestNIMServiceMultiNodeAbsorbsLeaderWorkerSet(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
 	const lws = nim405Name + "-lws"
-	objs := c.apply(t, ns, `
+	objs := c.env.MustApply(t, ns, `
 apiVersion: apps.nvidia.com/v1alpha1
 kind: NIMService
 metadata: {name: `+nim405Name+`}
@@ -182,7 +182,7 @@ spec:
 func TestNIMServiceWithoutDescendantsIsByteIdentical(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
-	svc := c.apply(t, ns, nimLlama)[0]
+	svc := c.env.MustApply(t, ns, nimLlama)[0]
 	const name = "meta-llama-3-2-1b-instruct"
 	first := c.waitAIBOM(t, ns, nimGK, name, nil)
 	requireAbsorbed(t, first)

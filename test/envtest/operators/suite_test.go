@@ -17,8 +17,6 @@ package operators
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,13 +24,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,11 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
@@ -64,8 +57,7 @@ var (
 	// beta serves nvidia.com v1beta1, grove.io, LWS and NIM.
 	beta *cluster
 	// alpha serves nvidia.com v1alpha1 only (no Grove, LWS or NIM CRDs).
-	alpha     *cluster
-	nsCounter atomic.Int64
+	alpha *cluster
 )
 
 func TestMain(m *testing.M) {
@@ -102,12 +94,7 @@ func startCluster(name string, crdDirs ...string) (*cluster, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("%s shipped RBAC: %w", name, err)
 	}
-	all := intree.All()
-	adapters := make([]adapter.Adapter, 0, len(all))
-	for _, n := range intree.Names() {
-		adapters = append(adapters, all[n])
-	}
-	ctrl, err := env.StartControllerWith(harness.ControllerOptions{Config: shipped.Impersonating(env.Config)}, adapters...)
+	ctrl, err := env.StartControllerWith(harness.ControllerOptions{Config: shipped.Impersonating(env.Config)}, harness.InTreeAdapters()...)
 	if err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("%s controller: %w", name, err)
@@ -132,28 +119,7 @@ const (
 // newNamespace creates a fresh namespace opted in to AIBOMs.
 func (c *cluster) newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("op%d-%s", nsCounter.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}
-	require.NoError(t, c.env.Client.Create(context.Background(), ns))
-	return name
-}
-
-// apply creates the objects of a YAML stream in namespace ns, parent-first,
-// and returns them as created.
-func (c *cluster) apply(t *testing.T, ns, yaml string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(yaml))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	created, err := manifest.Apply(context.Background(), c.env.Client, objs)
-	require.NoError(t, err)
-	return created
+	return c.env.NewNamespace(t, "op", true)
 }
 
 // get reads the current state of obj.
@@ -169,7 +135,7 @@ func (c *cluster) get(t *testing.T, obj *unstructured.Unstructured) *unstructure
 // holds, and returns it.
 func (c *cluster) waitAIBOM(t *testing.T, ns string, gk schema.GroupKind, name string, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
 	t.Helper()
-	key := aibomKey(ns, gk, name)
+	key := harness.AIBOMKey(ns, gk, name)
 	var mu sync.Mutex
 	var got, last *v1alpha1.AIBOM
 	ok := assert.Eventually(noFail{}, func() bool {
@@ -208,7 +174,7 @@ func (noFail) Errorf(string, ...any) {}
 // waitNoAIBOM waits until the AIBOM of (gk, name) does not exist.
 func (c *cluster) waitNoAIBOM(t *testing.T, ns string, gk schema.GroupKind, name string) {
 	t.Helper()
-	key := aibomKey(ns, gk, name)
+	key := harness.AIBOMKey(ns, gk, name)
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(c.env.Client.Get(context.Background(), key, &v1alpha1.AIBOM{}))
 	}, eventually, tick, "AIBOM %s of %s %s still exists", key.Name, gk.Kind, name)
@@ -243,10 +209,6 @@ func (c *cluster) waitOnlyAIBOMs(t *testing.T, ns string, want ...string) {
 	require.True(t, ok, "AIBOMs in %s: want %v, got %v", ns, want, got)
 }
 
-func aibomKey(ns string, gk schema.GroupKind, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
-}
-
 var (
 	deploymentGK  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	statefulSetGK = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
@@ -271,7 +233,7 @@ var (
 const lowDigest = "0000000000000000000000000000000000000000000000000000000000000001"
 
 func digestOf(label string) string {
-	return "a" + sha256Hex(label)[1:] // never below lowDigest
+	return "a" + harness.SHA256Hex(label)[1:] // never below lowDigest
 }
 
 // ctr is one container of a fake pod: its name, image and the digest the
@@ -456,7 +418,7 @@ func docOwned(t *testing.T, doc string) []string {
 func requireAbsorbed(t *testing.T, a *v1alpha1.AIBOM, want ...string) {
 	t.Helper()
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
-	require.Equal(t, a.Status.DocumentSHA256, sha256Hex(a.Status.Document))
+	require.Equal(t, a.Status.DocumentSHA256, harness.SHA256Hex(a.Status.Document))
 	if len(want) == 0 {
 		require.Empty(t, a.Status.Absorbed)
 		require.Zero(t, a.Status.AbsorbedCount)
@@ -482,14 +444,4 @@ func all(conds ...func(*v1alpha1.AIBOM) bool) func(*v1alpha1.AIBOM) bool {
 		}
 		return true
 	}
-}
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
-func controllerRef(owner *unstructured.Unstructured) metav1.OwnerReference {
-	yes := true
-	return metav1.OwnerReference{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}
 }

@@ -5,7 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 const ollamaImage = "ollama/ollama:0.3.14"
@@ -46,7 +47,7 @@ func TestStatefulSetWithUntrackedOwnerIsReported(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := *tc.c
 			ns := c.newNamespace(t)
-			c.apply(t, ns, ownedStatefulSet(tc.owner))
+			c.env.MustApply(t, ns, ownedStatefulSet(tc.owner))
 			a := c.waitAIBOM(t, ns, statefulSetGK, "ollama", hasDigest("", "ollama", workerDigest))
 			requireAbsorbed(t, a)
 			requireDigestFromPod(t, a.Status.Document, "", "ollama", workerDigest, "ollama-0", "ollama")
@@ -54,7 +55,7 @@ func TestStatefulSetWithUntrackedOwnerIsReported(t *testing.T) {
 			c.waitOnlyAIBOMs(t, ns, "StatefulSet/ollama")
 		})
 	}
-	require.Positive(t, counterValue("aibom_rollup_unresolved_total", map[string]string{"kind": "PodClique.grove.io", "reason": "no_match"}),
+	require.Positive(t, harness.MetricValue("aibom_rollup_unresolved_total", map[string]string{"kind": "PodClique.grove.io", "reason": "no_match"}),
 		"the absent Grove kind is counted as a miss")
 }
 
@@ -65,7 +66,7 @@ func TestJobControlledByNIMCacheIsReported(t *testing.T) {
 	c := beta
 	ns := c.newNamespace(t)
 	const puller = "nvcr.io/nim/meta/llama-3.2-1b-instruct:1.12.0"
-	c.apply(t, ns, `
+	c.env.MustApply(t, ns, `
 apiVersion: apps.nvidia.com/v1alpha1
 kind: NIMCache
 metadata: {name: meta-llama-3-2-1b-instruct}
@@ -92,32 +93,4 @@ spec:
 	requireAbsorbed(t, a)
 	requireDigestFromPod(t, a.Status.Document, "", "nim-cache-ctr", nimDigest, "meta-llama-3-2-1b-instruct-job-8wz4m", "nim-cache-ctr")
 	c.waitOnlyAIBOMs(t, ns, "Job/meta-llama-3-2-1b-instruct-job")
-}
-
-// counterValue reads a counter of the process-wide registry (both
-// controllers of the suite count into it) with the given labels.
-func counterValue(name string, labels map[string]string) float64 {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
 }

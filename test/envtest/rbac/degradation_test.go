@@ -19,14 +19,11 @@ package rbac_test
 // the operators' chains pass through.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
 const (
@@ -37,37 +34,13 @@ const (
 
 // Distinct digests, so that a document naming one proves which pod it read.
 var (
-	decodeDigest   = digest("decode")
-	frontendDigest = digest("frontend")
-	leaderDigest   = digest("leader")
-	ollamaADigest  = digest("ollama-a")
-	ollamaBDigest  = digest("ollama-b")
-	webDigest      = digest("web")
+	decodeDigest   = harness.SHA256Hex("decode")
+	frontendDigest = harness.SHA256Hex("frontend")
+	leaderDigest   = harness.SHA256Hex("leader")
+	ollamaADigest  = harness.SHA256Hex("ollama-a")
+	ollamaBDigest  = harness.SHA256Hex("ollama-b")
+	webDigest      = harness.SHA256Hex("web")
 )
-
-func digest(label string) string {
-	sum := sha256.Sum256([]byte(label))
-	return hex.EncodeToString(sum[:])
-}
-
-// pod renders a running pod controlled by (apiVersion, kind, owner) with one
-// container whose runtime reports digest d, as a kubelet writes it.
-func pod(name, apiVersion, kind, owner, container, image, d string) string {
-	repo, _, _ := document.ParseImage(image)
-	return fmt.Sprintf(`
-apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  ownerReferences: [{apiVersion: %[2]s, kind: %[3]s, name: %[4]s, controller: true, blockOwnerDeletion: true}]
-spec:
-  containers: [{name: %[5]s, image: %[6]q}]
-status:
-  phase: Running
-  containerStatuses:
-  - {name: %[5]s, image: %[6]q, imageID: "%[7]s@sha256:%[8]s", ready: true, restartCount: 0, state: {running: {}}}
-`, name, apiVersion, kind, owner, container, image, repo, d)
-}
 
 // The control workload of every test: LeaderWorkerSet "vllm" -> leader
 // StatefulSet "vllm" -> Pod "vllm-0". None of the removed permissions is on
@@ -99,7 +72,7 @@ spec:
   template:
     metadata: {labels: {app: vllm}}
     spec: {containers: [{name: vllm-leader, image: "` + vllmImage + `"}]}
----` + pod("vllm-0", "apps/v1", "StatefulSet", "vllm", "vllm-leader", vllmImage, leaderDigest)
+---` + harness.PodYAML("vllm-0", "apps/v1", "StatefulSet", "vllm", "vllm-leader", vllmImage, leaderDigest)
 
 // requireControlConverges checks the control workload: the LeaderWorkerSet
 // absorbs its StatefulSet and reads the leader pod's digest.
@@ -147,7 +120,7 @@ spec:
   replicas: 1
   podSpec:
     containers: [{name: main, image: ` + dynamoImage + `}]
----` + pod("vllm-disagg-0-vllmdecodeworker-x7k2p", "grove.io/v1alpha1", "PodClique", "vllm-disagg-0-vllmdecodeworker", "main", dynamoImage, decodeDigest) +
+---` + harness.PodYAML("vllm-disagg-0-vllmdecodeworker-x7k2p", "grove.io/v1alpha1", "PodClique", "vllm-disagg-0-vllmdecodeworker", "main", dynamoImage, decodeDigest) +
 	"---" + cliqueStatefulSet("ollama-a", ollamaADigest) + "---" + cliqueStatefulSet("ollama-b", ollamaBDigest)
 
 func cliqueStatefulSet(name, d string) string {
@@ -164,7 +137,7 @@ spec:
   template:
     metadata: {labels: {app: ` + name + `}}
     spec: {containers: [{name: ollama, image: "` + ollamaImage + `", args: [serve]}]}
----` + pod(name+"-0", "apps/v1", "StatefulSet", name, "ollama", ollamaImage, d)
+---` + harness.PodYAML(name+"-0", "apps/v1", "StatefulSet", name, "ollama", ollamaImage, d)
 }
 
 // Grove kinds forbidden: the StatefulSets under the PodClique are reported
@@ -182,8 +155,8 @@ func TestGroveKindsForbidden(t *testing.T) {
 		waitWatchErrors(t, k, before)
 	}
 	ns, control := newNamespace(t), newNamespace(t)
-	apply(t, ns, groveChain)
-	apply(t, control, lwsChain)
+	env.MustApply(t, ns, groveChain)
+	env.MustApply(t, control, lwsChain)
 
 	waitAIBOM(t, ns, statefulSetGK, "ollama-a", eventually, all(absorbs(), hasDigest("", "ollama", ollamaADigest)))
 	waitAIBOM(t, ns, statefulSetGK, "ollama-b", eventually, all(absorbs(), hasDigest("", "ollama", ollamaBDigest)))
@@ -273,7 +246,7 @@ spec:
   template:
     metadata: {labels: {app: ` + name + `}}
     spec: {containers: [{name: ` + c.container + `, image: ` + dynamoImage + `}]}
----` + pod(rs+"-x7k2p", "apps/v1", "ReplicaSet", rs, c.container, dynamoImage, c.d)
+---` + harness.PodYAML(rs+"-x7k2p", "apps/v1", "ReplicaSet", rs, c.container, dynamoImage, c.d)
 	}
 	return out
 }
@@ -303,8 +276,8 @@ func TestDynamoComponentDeploymentsForbidden(t *testing.T) {
 	d := deny(t, "nvidia.com", "dynamocomponentdeployments")
 	waitWatchErrors(t, kind, errsBefore)
 	ns, control := newNamespace(t), newNamespace(t)
-	apply(t, ns, componentChain())
-	apply(t, control, lwsChain)
+	env.MustApply(t, ns, componentChain())
+	env.MustApply(t, control, lwsChain)
 
 	waitAIBOM(t, ns, deploymentGK, "vllm-disagg-frontend", eventually, all(absorbs(), hasDigest("", "frontend", frontendDigest)))
 	waitAIBOM(t, ns, deploymentGK, "vllm-disagg-vllmdecodeworker", eventually, all(absorbs(), hasDigest("", "main", decodeDigest)))
@@ -352,12 +325,12 @@ spec:
 func TestReplicaSetsForbidden(t *testing.T) {
 	const kind = "ReplicaSet.apps"
 	errsBefore := watchErrors(kind)
-	unreadableBefore := metric("aibom_closure_unreadable_total", map[string]string{"kind": kind})
+	unreadableBefore := harness.MetricValue("aibom_closure_unreadable_total", map[string]string{"kind": kind})
 	d := deny(t, "apps", "replicasets")
 	waitWatchErrors(t, kind, errsBefore)
 	ns, control := newNamespace(t), newNamespace(t)
-	apply(t, ns, componentChain()+"---"+webChain+pod("web-5f6d7c8b9-qq2xw", "apps/v1", "ReplicaSet", "web-5f6d7c8b9", "vllm", vllmImage, webDigest))
-	apply(t, control, lwsChain)
+	env.MustApply(t, ns, componentChain()+"---"+webChain+harness.PodYAML("web-5f6d7c8b9-qq2xw", "apps/v1", "ReplicaSet", "web-5f6d7c8b9", "vllm", vllmImage, webDigest))
+	env.MustApply(t, control, lwsChain)
 
 	// The control's pod was created after the others and the pod informer
 	// delivers in order: once its digest is in, every pod is in the cache.
@@ -368,7 +341,7 @@ func TestReplicaSetsForbidden(t *testing.T) {
 	waitOnlyAIBOMs(t, ns, eventually, "DynamoGraphDeployment/vllm-disagg", "Deployment/web")
 	// The missing digests are explained: every root whose closure needed
 	// the ReplicaSets counted it.
-	require.GreaterOrEqual(t, metric("aibom_closure_unreadable_total", map[string]string{"kind": kind})-unreadableBefore, 2.0,
+	require.GreaterOrEqual(t, harness.MetricValue("aibom_closure_unreadable_total", map[string]string{"kind": kind})-unreadableBefore, 2.0,
 		"the closures that could not read ReplicaSets are counted")
 
 	d.restore(t)

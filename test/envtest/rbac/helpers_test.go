@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,22 +28,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
 )
 
 var (
-	env       *harness.Env
-	shipped   *rbac.Shipped
-	logs      = &logBuffer{}
-	nsCounter atomic.Int64
+	env     *harness.Env
+	shipped *rbac.Shipped
+	logs    = &logBuffer{}
 )
 
 const (
@@ -131,44 +125,12 @@ func walkMissLogs(since int, ownerKind, reason string) int {
 	return n
 }
 
-// metric reads a counter or gauge of controller-runtime's registry (every
-// controller of this process writes into it) with the given labels; 0 when
-// absent.
-func metric(name string, labels map[string]string) float64 {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue next
-				}
-			}
-			if m.GetGauge() != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
-
 func forbiddenMisses(kind string) float64 {
-	return metric("aibom_rollup_unresolved_total", map[string]string{"kind": kind, "reason": core.ReasonForbidden})
+	return harness.MetricValue("aibom_rollup_unresolved_total", map[string]string{"kind": kind, "reason": core.ReasonForbidden})
 }
 
 func watchErrors(kind string) float64 {
-	return metric("aibom_watch_errors_total", map[string]string{"kind": kind})
+	return harness.MetricValue("aibom_watch_errors_total", map[string]string{"kind": kind})
 }
 
 // denied is a controller running as the shipped ServiceAccount whose
@@ -199,12 +161,7 @@ func deny(t *testing.T, group string, resources ...string) *denied {
 		}
 	})
 
-	all := intree.All()
-	adapters := make([]adapter.Adapter, 0, len(all))
-	for _, n := range intree.Names() {
-		adapters = append(adapters, all[n])
-	}
-	c, err := env.StartControllerWith(harness.ControllerOptions{Config: shipped.Impersonating(env.Config)}, adapters...)
+	c, err := env.StartControllerWith(harness.ControllerOptions{Config: shipped.Impersonating(env.Config)}, harness.InTreeAdapters()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
 	return d
@@ -234,7 +191,7 @@ func setRules(t *testing.T, rules []rbacv1.PolicyRule) {
 func waitWatchErrors(t *testing.T, kind string, before float64) {
 	t.Helper()
 	require.Eventually(t, func() bool { return watchErrors(kind) > before }, eventually, tick, "no watch error for %s", kind)
-	require.Zero(t, metric("aibom_watch_healthy", map[string]string{"kind": kind}))
+	require.Zero(t, harness.MetricValue("aibom_watch_healthy", map[string]string{"kind": kind}))
 }
 
 // newNamespace creates an opted-in namespace. When the test ends it is
@@ -243,13 +200,7 @@ func waitWatchErrors(t *testing.T, kind string, before float64) {
 // tests' controllers have nothing to do there.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(fmt.Sprintf("r%d-%s", nsCounter.Add(1), t.Name()))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}))
+	name := env.NewNamespace(t, "r", true)
 	t.Cleanup(func() {
 		ns := &corev1.Namespace{}
 		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, ns))
@@ -257,17 +208,6 @@ func newNamespace(t *testing.T) string {
 		require.NoError(t, env.Client.Update(context.Background(), ns))
 	})
 	return name
-}
-
-func apply(t *testing.T, ns, yaml string) {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(yaml))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	_, err = manifest.Apply(context.Background(), env.Client, objs)
-	require.NoError(t, err)
 }
 
 var (
@@ -280,7 +220,7 @@ var (
 // waitAIBOM waits until the AIBOM of (gk, name) is Ready and cond holds.
 func waitAIBOM(t *testing.T, ns string, gk schema.GroupKind, name string, within time.Duration, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
 	t.Helper()
-	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
+	key := harness.AIBOMKey(ns, gk, name)
 	var mu sync.Mutex
 	var got, last *v1alpha1.AIBOM
 	ok := assertEventually(func() bool {

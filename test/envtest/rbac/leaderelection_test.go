@@ -8,8 +8,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/aibom-dev/aibom/adapters/intree"
-	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -18,16 +16,11 @@ import (
 // ClusterRole, acquires the Lease the controller uses
 // (aibom-controller.aibom.dev) in aibom-system and reconciles as the leader.
 func TestLeaderElectionWithTheShippedRoles(t *testing.T) {
-	all := intree.All()
-	adapters := make([]adapter.Adapter, 0, len(all))
-	for _, n := range intree.Names() {
-		adapters = append(adapters, all[n])
-	}
 	const lease = "aibom-controller.aibom.dev" // cmd/controller's LeaderElectionID
 	c, err := env.StartControllerWith(harness.ControllerOptions{
 		Config:         shipped.Impersonating(env.Config),
 		LeaderElection: &harness.LeaderElection{ID: lease, Namespace: shipped.Namespace},
-	}, adapters...)
+	}, harness.InTreeAdapters()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
 	require.NoError(t, c.WaitLeading(eventually))
@@ -38,6 +31,6 @@ func TestLeaderElectionWithTheShippedRoles(t *testing.T) {
 	require.NotEmpty(t, *l.Spec.HolderIdentity)
 
 	ns := newNamespace(t)
-	apply(t, ns, webChain+pod("web-5f6d7c8b9-qq2xw", "apps/v1", "ReplicaSet", "web-5f6d7c8b9", "vllm", vllmImage, webDigest))
+	env.MustApply(t, ns, webChain+harness.PodYAML("web-5f6d7c8b9-qq2xw", "apps/v1", "ReplicaSet", "web-5f6d7c8b9", "vllm", vllmImage, webDigest))
 	waitAIBOM(t, ns, deploymentGK, "web", eventually, hasDigest("", "vllm", webDigest))
 }

@@ -15,25 +15,21 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/internal/version"
-	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
@@ -42,7 +38,6 @@ var (
 	env        *harness.Env
 	controller *harness.Controller
 	kubeconfig string
-	nsCounter  atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -60,12 +55,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	all := intree.All()
-	adapters := make([]adapter.Adapter, 0, len(all))
-	for _, n := range intree.Names() {
-		adapters = append(adapters, all[n])
-	}
-	controller, err = env.StartController(adapters...)
+	controller, err = env.StartController(harness.InTreeAdapters()...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest: start controller:", err)
 		return 1
@@ -119,18 +109,7 @@ func manifestsDir(t *testing.T) string {
 // newNamespace creates a fresh namespace, opted in or not.
 func newNamespace(t *testing.T, optedIn bool) string {
 	t.Helper()
-	name := fmt.Sprintf("s%d-%s", nsCounter.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
-	name = strings.NewReplacer(".", "-", "_", "-").Replace(name)
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if optedIn {
-		ns.Labels = map[string]string{core.OptInLabel: "true"}
-	}
-	require.NoError(t, env.Client.Create(context.Background(), ns))
-	return name
+	return env.NewNamespace(t, "s", optedIn)
 }
 
 // apply loads a golden manifest and creates its objects in ns, parent-first

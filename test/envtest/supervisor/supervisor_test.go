@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,23 +24,18 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/controlplane"
-	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
-var (
-	env       *harness.Env
-	nsCounter atomic.Int64
-)
+var env *harness.Env
 
 const (
 	eventually = 60 * time.Second
@@ -116,25 +109,7 @@ func installCRD(t *testing.T, c *apiextensionsv1.CustomResourceDefinition) {
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("s%d-%s", nsCounter.Add(1), strings.ToLower(t.Name()))
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	name = strings.TrimRight(name, "-")
-	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.OptInLabel: "true"}}}))
-	return name
-}
-
-func apply(t *testing.T, ns, doc string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := manifest.Decode(t.Name(), []byte(doc))
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	created, err := manifest.Apply(context.Background(), env.Client, objs)
-	require.NoError(t, err)
-	return created
+	return env.NewNamespace(t, "s", true)
 }
 
 func gadget(kind, version, name string) string {
@@ -163,7 +138,7 @@ spec:
 func waitAIBOM(t *testing.T, ns string, gk schema.GroupKind, name string, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
 	t.Helper()
 	var got *v1alpha1.AIBOM
-	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
+	key := harness.AIBOMKey(ns, gk, name)
 	require.Eventually(t, func() bool {
 		a := &v1alpha1.AIBOM{}
 		if env.Client.Get(context.Background(), key, a) != nil || meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady) == nil {
@@ -186,23 +161,10 @@ func startController(t *testing.T, opts harness.ControllerOptions, adapters ...a
 	return c
 }
 
-// metricValue reads a gauge or counter with a kind label.
+// metricValue reads a gauge or counter with a kind label; -1 when absent.
 func metricValue(name, kind string) float64 {
-	families, _ := metrics.Registry.Gather()
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "kind" && l.GetValue() == kind {
-					if m.GetGauge() != nil {
-						return m.GetGauge().GetValue()
-					}
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
+	if v, ok := harness.LookupMetric(name, map[string]string{"kind": kind}); ok {
+		return v
 	}
 	return -1
 }
@@ -237,11 +199,11 @@ func TestBrokenConversionWebhookIsIsolatedAndRecovers(t *testing.T) {
 	}
 	installCRD(t, c)
 	ns := newNamespace(t)
-	apply(t, ns, gadget("Gadget", "v1", "before"))
+	env.MustApply(t, ns, gadget("Gadget", "v1", "before"))
 
 	gadgets := kindAdapter{kind: "Gadget", versions: []string{"v2", "v1"}}
 	startController(t, harness.ControllerOptions{}, apps.New(), gadgets)
-	apply(t, ns, deployment)
+	env.MustApply(t, ns, deployment)
 	waitAIBOM(t, ns, deploymentGK, "web", nil)
 
 	const kind = "Gadget.test.aibom.dev"
@@ -249,7 +211,7 @@ func TestBrokenConversionWebhookIsIsolatedAndRecovers(t *testing.T) {
 		return metricValue("aibom_watch_healthy", kind) == 0 && metricValue("aibom_watch_errors_total", kind) > 1
 	}, eventually, tick)
 	require.Eventually(t, func() bool { return warningEvents(t, c.Name, "WatchUnhealthy") == 1 }, eventually, tick)
-	apply(t, ns, gadget("Gadget", "v1", "meanwhile"))
+	env.MustApply(t, ns, gadget("Gadget", "v1", "meanwhile"))
 
 	// Fix the CRD: no conversion needed any more.
 	fixed := &apiextensionsv1.CustomResourceDefinition{}
@@ -274,12 +236,12 @@ func TestCRDInstalledAfterStartAndDeletedWhileWatched(t *testing.T) {
 	ctx := context.Background()
 	startController(t, harness.ControllerOptions{}, apps.New(), kindAdapter{kind: "Widget", versions: []string{"v1"}})
 	ns := newNamespace(t)
-	apply(t, ns, deployment)
+	env.MustApply(t, ns, deployment)
 	waitAIBOM(t, ns, deploymentGK, "web", nil)
 
 	c := crd("Widget", "v1")
 	installCRD(t, c)
-	apply(t, ns, gadget("Widget", "v1", "late"))
+	env.MustApply(t, ns, gadget("Widget", "v1", "late"))
 	gk := schema.GroupKind{Group: group, Kind: "Widget"}
 	kept := waitAIBOM(t, ns, gk, "late", nil)
 	const kind = "Widget.test.aibom.dev"
@@ -292,7 +254,7 @@ func TestCRDInstalledAfterStartAndDeletedWhileWatched(t *testing.T) {
 	}, eventually, tick)
 
 	// Other kinds still work, and the Widget's AIBOM was kept.
-	apply(t, ns, strings.ReplaceAll(deployment, "web", "after"))
+	env.MustApply(t, ns, strings.ReplaceAll(deployment, "web", "after"))
 	waitAIBOM(t, ns, deploymentGK, "after", nil)
 	still := &v1alpha1.AIBOM{}
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(kept), still))
@@ -306,7 +268,7 @@ func TestAdapterReceivesThePreferredServedVersion(t *testing.T) {
 	c := crd("Sprocket", "v1")
 	installCRD(t, c)
 	ns := newNamespace(t)
-	apply(t, ns, gadget("Sprocket", "v1", "s"))
+	env.MustApply(t, ns, gadget("Sprocket", "v1", "s"))
 	startController(t, harness.ControllerOptions{}, kindAdapter{kind: "Sprocket", versions: []string{"v2", "v1"}})
 	gk := schema.GroupKind{Group: group, Kind: "Sprocket"}
 	a := waitAIBOM(t, ns, gk, "s", nil)
@@ -328,7 +290,7 @@ func TestRBACDenialForOneKindLeavesTheRestWorking(t *testing.T) {
 	ctx := context.Background()
 	installCRD(t, crd("Locked", "v1"))
 	ns := newNamespace(t)
-	apply(t, ns, gadget("Locked", "v1", "hidden"))
+	env.MustApply(t, ns, gadget("Locked", "v1", "hidden"))
 
 	role := &rbacv1.ClusterRole{}
 	data, err := os.ReadFile(repoFile(t, "config/rbac/role.yaml"))
@@ -345,7 +307,7 @@ func TestRBACDenialForOneKindLeavesTheRestWorking(t *testing.T) {
 	}))
 
 	startController(t, harness.ControllerOptions{Config: user.Config()}, apps.New(), kindAdapter{kind: "Locked", versions: []string{"v1"}})
-	apply(t, ns, deployment)
+	env.MustApply(t, ns, deployment)
 	waitAIBOM(t, ns, deploymentGK, "web", nil)
 	const kind = "Locked.test.aibom.dev"
 	require.Eventually(t, func() bool {
@@ -356,7 +318,7 @@ func TestRBACDenialForOneKindLeavesTheRestWorking(t *testing.T) {
 
 	// Seed §1: a StatefulSet controlled by an object of the kind the
 	// controller may not read is still reported, and the miss is counted.
-	apply(t, ns, `
+	env.MustApply(t, ns, `
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -375,22 +337,8 @@ spec:
 
 // unresolved reads aibom_rollup_unresolved_total{kind,reason}.
 func unresolved(kind, reason string) float64 {
-	families, _ := metrics.Registry.Gather()
-	for _, f := range families {
-		if f.GetName() != "aibom_rollup_unresolved_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["reason"] == reason {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	v, _ := harness.LookupMetric("aibom_rollup_unresolved_total", map[string]string{"kind": kind, "reason": reason})
+	return v
 }
 
 func repoFile(t *testing.T, rel string) string {
