@@ -201,7 +201,13 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 }
 
 // keepLastDocument carries the last good document of existing (if any) into
-// status, for a reconcile that could not build a new one.
+// status, for a reconcile that could not build a new one. existing comes from
+// the manager's cache, which holds AIBOMs without status.document
+// (TransformAIBOM): the document copied here is then empty on both sides of
+// the status merge patch, which leaves it out and the API server keeps the
+// stored one. So the status must only ever be written as a merge patch
+// against the cached object, never with Status().Update, which would erase
+// the document.
 func keepLastDocument(status *v1alpha1.AIBOMStatus, existing *v1alpha1.AIBOM) {
 	status.Document, status.DocumentSHA256, status.DocumentSize, status.Summary, status.LastChanged = "", "", 0, v1alpha1.Summary{}, nil
 	if existing != nil {
