@@ -82,6 +82,9 @@ func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q queue) tool
 // enqueue adds the object itself (when tracked), the root it belongs to,
 // and, when withDescendants, its tracked descendants.
 func (m EventMapper) enqueue(ctx context.Context, e Entry, obj client.Object, withDescendants bool, q queue) {
+	if sq, ok := q.(*standbyQueue); ok && !sq.attached() {
+		return // a follower: everything is replayed once it leads
+	}
 	setGVK(obj, e)
 	if e.Tracked() {
 		q.Add(Request{GroupKind: e.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()})

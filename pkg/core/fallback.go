@@ -104,12 +104,8 @@ func (s *Supervisor) startFallback(ctx context.Context, e Entry) {
 			"kind", e.Kind.String(), "version", e.Version)
 	}
 	s.crdBacked(kctx, kw)
-	go func() {
-		s.probeKind(kctx, kw)
-		if kw.synced.Load() {
-			s.replayRoots(kctx, kw)
-		}
-	}()
+	// The first probe that succeeds replays the kind's roots (probeKind).
+	go s.probeKind(kctx, kw)
 }
 
 // replayRoots enqueues the root above every object of a kind that just
@@ -117,6 +113,9 @@ func (s *Supervisor) startFallback(ctx context.Context, e Entry) {
 // An informer replays its objects when it syncs; this is the same for a kind
 // read live, with one list and the walks' GETs.
 func (s *Supervisor) replayRoots(ctx context.Context, kw *kindWatch) {
+	if !s.queue.attached() {
+		return // a follower: replayAll runs once it leads
+	}
 	ctx = WithReadMemo(ctx)
 	objs, err := s.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
 	if err != nil {

@@ -269,6 +269,11 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 			if err := r.Writer.Update(ctx, aibom); err != nil {
 				return OutcomeError, fmt.Errorf("update AIBOM %s: %w", key, err)
 			}
+			// The response carries the stored document; the status below
+			// was built against the cached AIBOM, which has none (see
+			// keepLastDocument): keep the patch's base the same, or a
+			// kept document would be patched to null.
+			aibom.Status.Document = existing.Status.Document
 		}
 	}
 	// A copy: setting a condition in place would change the patch's base

@@ -211,6 +211,9 @@ func (s *Supervisor) replayAll(ctx context.Context) {
 // replayCache enqueues, through the event mapper, every object of a kind's
 // synced cache.
 func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
+	if !s.queue.attached() {
+		return // a follower: replayAll runs once it leads
+	}
 	objs, err := ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
 	if err != nil {
 		s.Log.Error(err, "replaying a kind's cached objects", "kind", kw.entry.Kind.String())
@@ -222,6 +225,9 @@ func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
 	// AIBOMs whose workload went away while no cache of its kind was
 	// running (controller down, CRD re-installed) get no event: reconcile
 	// their subjects too, so that a stale AIBOM is removed.
+	if !kw.entry.Tracked() {
+		return // only tracked kinds are subjects
+	}
 	var aiboms v1alpha1.AIBOMList
 	if err := s.Mapper.Reader.List(ctx, &aiboms); err != nil {
 		s.Log.Error(err, "listing AIBOMs to replay a kind's subjects", "kind", kw.entry.Kind.String())
@@ -236,8 +242,9 @@ func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
 }
 
 // standbyQueue forwards Add to the controller's queue once it is attached and
-// drops requests before that. The event mapper calls Add only; the other
-// methods of the interface are the attached queue's.
+// drops requests before that. The event mapper checks attached and calls Add
+// only; the other methods of the interface are the attached queue's and must
+// not be called before attach.
 type standbyQueue struct {
 	queue // the attached queue; nil until attach
 	mu    sync.RWMutex
@@ -253,6 +260,14 @@ func (w *standbyQueue) attach(q queue) bool {
 	}
 	w.q, w.queue = q, q
 	return true
+}
+
+// attached reports whether the controller's queue is attached (this replica
+// leads): before that, mapping an event to its root is wasted work.
+func (w *standbyQueue) attached() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.q != nil
 }
 
 // Add enqueues r when the controller's queue is attached.
@@ -474,8 +489,12 @@ func (s *Supervisor) probeKind(ctx context.Context, kw *kindWatch) {
 	case err != nil:
 		s.unhealthy(kw, err)
 	case kw.fallback:
-		kw.synced.Store(true)
 		s.healthy(kw)
+		if !kw.synced.Swap(true) {
+			// Readable for the first time: walks that passed through it
+			// found it unreadable.
+			go s.replayRoots(ctx, kw)
+		}
 	case kw.synced.Load():
 		s.healthy(kw)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -445,9 +446,23 @@ func TestReconcilerOnACacheWithoutDocumentsWritesTheSame(t *testing.T) {
 		{"over the cap", overCap, nil},
 		{"image B again", container("registry.example/b:1"), nil},
 		{"image C", container("registry.example/c:1"), nil},
+		{"re-created, scrape fails", adapter.Findings{}, errors.New("plugin restarting")},
+		{"re-created, image D", container("registry.example/d:1"), nil},
 	}
+	// Before this step the workload is re-created under its name with a new
+	// UID: the AIBOM is re-pointed by an Update, whose response carries the
+	// stored document, and a failed scrape must keep it.
+	recreated := map[string]string{"re-created, scrape fails": "uid-graph-2"}
 	for _, step := range steps {
 		for _, f := range []*reconcilerFixture{full, trimmed} {
+			if uid, ok := recreated[step.name]; ok {
+				widget := &unstructured.Unstructured{}
+				widget.SetGroupVersionKind(widgetGVK)
+				widget.SetNamespace(ns)
+				widget.SetName("graph")
+				widget.SetUID(types.UID(uid))
+				f.r.Store = NewMemoryStore([]client.Object{widget})
+			}
 			f.adapter.set(func() (adapter.Findings, error) { return step.findings, step.err })
 			_, err := f.r.Reconcile(context.Background(), f.req)
 			require.NoError(t, err, step.name)
