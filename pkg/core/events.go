@@ -193,14 +193,19 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 }
 
 func (m EventMapper) enqueueSubject(a *v1alpha1.AIBOM, q queue) {
-	gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion)
-	if err != nil {
-		return
-	}
-	gk := schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}
-	if m.Registry.IsTracked(gk) {
+	if gk, ok := subjectGroupKind(a); ok && m.Registry.IsTracked(gk) {
 		q.Add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
 	}
+}
+
+// subjectGroupKind is the group and kind of an AIBOM's subject; false when
+// its apiVersion does not parse.
+func subjectGroupKind(a *v1alpha1.AIBOM) (schema.GroupKind, bool) {
+	gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion)
+	if err != nil {
+		return schema.GroupKind{}, false
+	}
+	return schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}, true
 }
 
 // setGVK makes sure an object from an event carries its kind: the walk and

@@ -235,8 +235,8 @@ func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
 	}
 	for i := range aiboms.Items {
 		a := &aiboms.Items[i]
-		if gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion); err == nil && (schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}) == kw.entry.GroupKind() {
-			s.queue.Add(Request{GroupKind: kw.entry.GroupKind(), Namespace: a.Namespace, Name: a.Spec.Subject.Name})
+		if gk, ok := subjectGroupKind(a); ok && gk == kw.entry.GroupKind() {
+			s.Mapper.enqueueSubject(a, &s.queue)
 		}
 	}
 }
