@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,6 +22,14 @@ func object(t *testing.T, doc string) *unstructured.Unstructured {
 	return u
 }
 
+// readFile reads a fixture shared with the batchtest package.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
 func TestKinds(t *testing.T) {
 	a := New()
 	require.Equal(t, "batch", a.Name())
@@ -36,34 +45,7 @@ func TestKinds(t *testing.T) {
 }
 
 func TestScrapeJob(t *testing.T) {
-	job := object(t, `
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: eval
-  annotations: {model.aibom.dev/eval: "mistralai/Mistral-7B-Instruct-v0.3@v0.3"}
-spec:
-  parallelism: 2
-  completions: 4
-  template:
-    metadata:
-      annotations: {model.aibom.dev/judge: "Qwen/Qwen2.5-72B"}
-    spec:
-      restartPolicy: Never
-      initContainers:
-      - name: download
-        image: python:3.12
-        command: [huggingface-cli, download, --local-dir, /models/m]
-        volumeMounts: [{name: m, mountPath: /models}]
-      containers:
-      - name: eval
-        image: vllm/vllm-openai:latest
-        command: [vllm, serve]
-        args: [/models/m, --max-model-len, "4096"]
-        volumeMounts: [{name: m, mountPath: /models}]
-      volumes:
-      - {name: m, emptyDir: {}}
-`)
+	job := object(t, readFile(t, "batchtest/job.yaml"))
 	f, err := New().Scrape(context.Background(), job)
 	require.NoError(t, err)
 	const tp = "spec.template.spec"

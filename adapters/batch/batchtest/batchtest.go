@@ -5,6 +5,7 @@
 package batchtest
 
 import (
+	_ "embed"
 	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,37 +14,15 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
 )
 
-// The adapter has no testdata folder: its fixtures are written here, one per
-// tracked kind, in the shapes of batch_test.go.
+// job.yaml is also the Job of the adapter's own TestScrapeJob, which cannot
+// import this package (it imports the adapter).
+//
+//go:embed job.yaml
+var job string
+
+// The adapter has no testdata folder: its other fixtures are written here,
+// in the shapes of batch_test.go.
 const (
-	job = `
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: eval
-  annotations: {model.aibom.dev/eval: "mistralai/Mistral-7B-Instruct-v0.3@v0.3"}
-spec:
-  parallelism: 2
-  completions: 4
-  template:
-    metadata:
-      annotations: {model.aibom.dev/judge: "Qwen/Qwen2.5-72B"}
-    spec:
-      restartPolicy: Never
-      initContainers:
-      - name: download
-        image: python:3.12
-        command: [huggingface-cli, download, --local-dir, /models/m]
-        volumeMounts: [{name: m, mountPath: /models}]
-      containers:
-      - name: eval
-        image: vllm/vllm-openai:latest
-        command: [vllm, serve]
-        args: [/models/m, --max-model-len, "4096"]
-        volumeMounts: [{name: m, mountPath: /models}]
-      volumes:
-      - {name: m, emptyDir: {}}
-`
 	cronJob = `
 apiVersion: batch/v1
 kind: CronJob
