@@ -155,6 +155,8 @@ type memoList struct {
 	ready chan struct{}
 	objs  []client.Object
 	err   error
+	// byName indexes objs by namespace and name.
+	byName map[types.NamespacedName]client.Object
 }
 
 type memoGet struct {
@@ -193,16 +195,21 @@ func (m *ReadMemo) list(gk schema.GroupKind, namespace string, fetch func() ([]c
 	m.mu.Unlock()
 	if listing {
 		l.objs, l.err = fetch()
+		l.byName = make(map[types.NamespacedName]client.Object, len(l.objs))
+		for _, o := range l.objs {
+			l.byName[types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}] = o
+		}
 		close(l.ready)
 	}
 	<-l.ready
 	return l.objs, l.err
 }
 
-// listed returns the memoised list of a kind's namespace if it was listed.
-func (m *ReadMemo) listed(gk schema.GroupKind, namespace string) ([]client.Object, bool) {
+// lookup returns an object from a memoised list of its namespace (or of
+// every namespace), nil when no such list was read or it does not hold it.
+func (m *ReadMemo) lookup(gk schema.GroupKind, namespace, name string) client.Object {
 	if m == nil {
-		return nil, false
+		return nil
 	}
 	m.mu.Lock()
 	l := m.lists[memoKey{gk: gk, namespace: namespace}]
@@ -211,13 +218,13 @@ func (m *ReadMemo) listed(gk schema.GroupKind, namespace string) ([]client.Objec
 	}
 	m.mu.Unlock()
 	if l == nil {
-		return nil, false
+		return nil
 	}
 	<-l.ready // a list in flight
 	if l.err != nil {
-		return nil, false
+		return nil
 	}
-	return l.objs, true
+	return l.byName[types.NamespacedName{Namespace: namespace, Name: name}]
 }
 
 // get returns the memoised object, reading it once.
@@ -245,14 +252,11 @@ func (m *ReadMemo) get(gk schema.GroupKind, namespace, name string, fetch func()
 func (s *Supervisor) liveGet(ctx context.Context, kw *kindWatch, namespace, name string) (client.Object, error) {
 	e := kw.entry
 	memo := readMemoFrom(ctx)
-	if objs, ok := memo.listed(e.GroupKind(), namespace); ok {
-		for _, o := range objs {
-			if o.GetName() == name && o.GetNamespace() == namespace {
-				return o, nil
-			}
-		}
-		// Not in the list: read it, it may be younger than the list.
+	if o := memo.lookup(e.GroupKind(), namespace, name); o != nil {
+		return o, nil
 	}
+	// Not listed, or not in the list (it may be younger than the list):
+	// read it.
 	return memo.get(e.GroupKind(), namespace, name, func() (client.Object, error) {
 		obj, err := s.meta.Resource(e.GroupVersionResourceServed()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
