@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 export KUBEBUILDER_ASSETS := $(CURDIR)/bin/k8s
 GO_TEST_FLAGS ?=
 
-.PHONY: all tools generate verify-generated build lint fuzz-short test demo scale clean
+.PHONY: all tools generate verify-generated build lint fuzz-short test corpus demo scale clean
 
 all: build
 
@@ -32,6 +32,14 @@ fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 
 test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
 	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
+
+# The corpus of real manifests and what a careful reader names in each
+# (expected.tsv); see internal/corpus.
+CORPUS ?= ../shared/corpus/realworld
+
+corpus: ## Scan every corpus manifest and score runtimes and models found against expected.tsv (fails below 95%)
+	@test -d "$(CORPUS)" || { echo "corpus: folder $(CORPUS) not found: set CORPUS to the folder holding expected.tsv"; exit 1; }
+	go run ./hack/corpus -dir "$(CORPUS)"
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
 	go run ./hack/demo

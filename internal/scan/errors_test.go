@@ -48,7 +48,7 @@ func TestObjectWithoutName(t *testing.T) {
 	f := writeFile(t, "noname.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {}\n")
 	code, _, errOut := run(t, "scan", "-f", f)
 	require.Equal(t, ExitInput, code)
-	require.Equal(t, "aibom scan: "+f+":1: Pod without metadata.name\n", errOut)
+	require.Equal(t, "aibom scan: "+f+":1: Pod without metadata.name (or metadata.generateName)\n", errOut)
 }
 
 func TestMissingFile(t *testing.T) {

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -102,8 +104,15 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 		if o.GetNamespace() == "" && !clusterScoped[gk] {
 			o.SetNamespace(ns)
 		}
+		if o.GetName() == "" && o.GetGenerateName() != "" {
+			// The API server would name it generateName plus a random
+			// suffix; offline the suffix is derived from the position, so
+			// the same input gives the same name.
+			sum := sha256.Sum256([]byte(s.Position()))
+			o.SetName(o.GetGenerateName() + hex.EncodeToString(sum[:])[:5])
+		}
 		if o.GetName() == "" {
-			return nil, fmt.Errorf("%s: %s without metadata.name", s.Position(), o.GetKind())
+			return nil, fmt.Errorf("%s: %s without metadata.name (or metadata.generateName)", s.Position(), o.GetKind())
 		}
 		k := key{gk, o.GetNamespace(), o.GetName()}
 		if i, dup := index[k]; dup {

@@ -139,6 +139,12 @@ const (
 	propDigestSource      = "aibom.digest.source"
 	propDigestLocator     = "aibom.digest.locator"
 	propDataKind          = "aibom.data.kind"
+	propFrameworkPurpose  = "aibom.framework.purpose"
+	propModelSource       = "aibom.model.source"
+	propModelServedName   = "aibom.model.servedName"
+	propEvidenceMore      = "aibom.evidence."
+	propMatch             = "aibom.match"
+	propAccelerator       = "aibom.accelerator."
 )
 
 // tier orders components by how much they are worth keeping. Truncation
@@ -149,6 +155,7 @@ const (
 	tierData tier = iota
 	tierInitContainer
 	tierContainer
+	tierFramework
 	tierModel
 	tierRuntime
 )
@@ -277,10 +284,16 @@ func collectFacts(in Input) ([]fact, error) {
 		facts = append(facts, f)
 	}
 	for _, r := range in.Findings.Runtimes {
-		facts = append(facts, newFact(tierRuntime, cdx.ComponentTypeApplication, r.Name, r.Version, r.Confidence, r.Evidence, nil))
+		typ := cdx.ComponentTypeApplication
+		if r.Platform {
+			typ = cdx.ComponentTypePlatform
+		}
+		facts = append(facts, newFact(tierRuntime, typ, r.Name, r.Version, r.Confidence, r.Evidence, nil))
 	}
-	for _, m := range in.Findings.Models {
-		facts = append(facts, newFact(tierModel, cdx.ComponentTypeMachineLearningModel, m.Name, m.Version, m.Confidence, m.Evidence, nil))
+	facts = append(facts, modelFacts(in.Findings.Models)...)
+	for _, fw := range in.Findings.Frameworks {
+		facts = append(facts, newFact(tierFramework, cdx.ComponentTypeFramework, fw.Name, "", fw.Confidence, fw.Evidence,
+			[]cdx.Property{{Name: propFrameworkPurpose, Value: fw.Purpose}}))
 	}
 	for _, d := range in.Findings.Data {
 		facts = append(facts, newFact(tierData, cdx.ComponentTypeData, d.Name, "", d.Confidence, d.Evidence,
@@ -322,6 +335,69 @@ func collectFacts(in Input) ([]fact, error) {
 		facts[i].component.BOMRef = ref
 	}
 	return facts, nil
+}
+
+// modelFacts turns model claims into one component per identity (name and
+// version): the strongest claim (then the first locator) is its evidence,
+// every other claim is listed as aibom.evidence.<i>.{confidence,source,
+// locator}, and the sources and served names of all claims are kept.
+func modelFacts(models []adapter.Model) []fact {
+	type id struct{ name, version string }
+	groups := map[id][]adapter.Model{}
+	var order []id
+	for _, m := range models {
+		k := id{m.Name, m.Version}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], m)
+	}
+	var out []fact
+	for _, k := range order {
+		claims := slices.Clone(groups[k])
+		slices.SortFunc(claims, func(a, b adapter.Model) int {
+			return cmp.Or(-cmp.Compare(a.Confidence.Rank(), b.Confidence.Rank()),
+				strings.Compare(a.Evidence.Locator, b.Evidence.Locator),
+				strings.Compare(string(a.Evidence.Source), string(b.Evidence.Source)))
+		})
+		claims = slices.CompactFunc(claims, func(a, b adapter.Model) bool {
+			return a.Evidence == b.Evidence && a.Confidence == b.Confidence && a.Source == b.Source && a.ServedName == b.ServedName
+		})
+		primary := claims[0]
+		var extra []cdx.Property
+		for _, v := range distinct(claims, func(m adapter.Model) string { return m.Source }) {
+			extra = append(extra, cdx.Property{Name: propModelSource, Value: v})
+		}
+		for _, v := range distinct(claims, func(m adapter.Model) string { return m.ServedName }) {
+			extra = append(extra, cdx.Property{Name: propModelServedName, Value: v})
+		}
+		n := 0
+		for _, c := range claims[1:] {
+			if c.Evidence == primary.Evidence {
+				continue
+			}
+			p := propEvidenceMore + strconv.Itoa(n) + "."
+			n++
+			extra = append(extra,
+				cdx.Property{Name: p + "confidence", Value: string(c.Confidence)},
+				cdx.Property{Name: p + "source", Value: string(c.Evidence.Source)},
+				cdx.Property{Name: p + "locator", Value: c.Evidence.Locator})
+		}
+		out = append(out, newFact(tierModel, cdx.ComponentTypeMachineLearningModel, k.name, k.version, primary.Confidence, primary.Evidence, extra))
+	}
+	return out
+}
+
+// distinct returns the distinct non-empty values of key over list, sorted.
+func distinct[T any](list []T, key func(T) string) []string {
+	var out []string
+	for _, x := range list {
+		if v := key(x); v != "" {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // newFact builds a component with the common properties followed by extra.
@@ -557,6 +633,25 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 	red = slices.Compact(red)
 	for i, r := range red {
 		props = append(props, cdx.Property{Name: propRedaction + strconv.Itoa(i), Value: r.Reason + ":" + r.Locator})
+	}
+	// Why the workload is reported: the first AI signal of its findings.
+	if reason, ok := in.Findings.Match(); ok {
+		props = append(props, cdx.Property{Name: propMatch, Value: reason})
+	} else {
+		props = append(props, cdx.Property{Name: propMatch, Value: "none"})
+	}
+	// Accelerators, sorted by locator, without repeats.
+	acc := slices.Clone(in.Findings.Accelerators)
+	slices.SortFunc(acc, func(a, b adapter.Accelerator) int {
+		return cmp.Or(strings.Compare(a.Evidence.Locator, b.Evidence.Locator), strings.Compare(a.Resource, b.Resource))
+	})
+	acc = slices.Compact(acc)
+	for i, a := range acc {
+		v := a.Resource
+		if a.Quantity != "" {
+			v += "=" + a.Quantity
+		}
+		props = append(props, cdx.Property{Name: propAccelerator + strconv.Itoa(i), Value: v + " " + a.Evidence.Locator})
 	}
 	if dropped > 0 {
 		props = append(props, cdx.Property{Name: propTruncation, Value: "components-dropped:" + strconv.Itoa(dropped)})

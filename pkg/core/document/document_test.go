@@ -313,6 +313,7 @@ func TestMetadataPropertyOrder(t *testing.T) {
 		{"dynamo.component.1.type", "worker"},
 		{"aibom.redaction.0", "url-credentials:spec.a"},
 		{"aibom.redaction.1", "token:spec.b"},
+		{"aibom.match", "runtime:dynamo"},
 	}, d.Metadata.Properties)
 	assert.Zero(t, res.Truncated)
 }
@@ -454,7 +455,9 @@ func TestEmptyFindings(t *testing.T) {
 	v, _ := prop(d.Metadata.Properties, "aibom.confidence")
 	assert.Equal(t, "unresolved", v)
 	assert.Equal(t, Summary{Confidence: adapter.Unresolved}, res.Summary)
-	assert.Equal(t, []string{"aibom.confidence", "aibom.controller.name", "aibom.controller.version"}, names(d.Metadata.Properties))
+	assert.Equal(t, []string{"aibom.confidence", "aibom.controller.name", "aibom.controller.version", "aibom.match"}, names(d.Metadata.Properties))
+	v, _ = prop(d.Metadata.Properties, "aibom.match")
+	assert.Equal(t, "none", v, "no AI signal: the document says so")
 }
 
 func TestAggregateConfidence(t *testing.T) {
@@ -525,7 +528,8 @@ func TestDeduplication(t *testing.T) {
 	}
 	assert.Equal(t, 1, models)
 
-	// The same model read from two places is two facts.
+	// The same model read from two places is one component, with both
+	// pieces of evidence.
 	_, d = build(t, rollup())
 	models = 0
 	seen := map[string]bool{}
@@ -534,9 +538,13 @@ func TestDeduplication(t *testing.T) {
 		seen[c.BOMRef] = true
 		if c.Type == "machine-learning-model" {
 			models++
+			first, _ := prop(c.Properties, "aibom.evidence.locator")
+			second, ok := prop(c.Properties, "aibom.evidence.0.locator")
+			assert.True(t, ok, "the second piece of evidence is kept")
+			assert.NotEqual(t, first, second)
 		}
 	}
-	assert.Equal(t, 2, models)
+	assert.Equal(t, 1, models)
 }
 
 func TestDeterminism(t *testing.T) {
