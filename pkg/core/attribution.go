@@ -22,8 +22,9 @@ const maxUnfitNamed = 10
 // tells the root's owner in a Warning Event: someone who can create pods in
 // the namespace made pods claim a workload they do not belong to (a pod
 // whose controller reference names a Deployment directly), and their
-// digests are kept out of the document. The Event's note depends only on
-// the pods, so the recorder folds repeats into one series.
+// digests are kept out of the document. The recorder folds the Events of
+// one root with this reason into one series (keeping the first note), so a
+// reconcile that meets the same pods again costs no new Event object.
 func (r *Reconciler) reportUnfitPods(ctx context.Context, root client.Object, desc Descendants) {
 	if len(desc.Unfit) == 0 {
 		return
