@@ -22,8 +22,8 @@ func containerProperties(t *testing.T, doc, name string) (props map[string]strin
 	t.Helper()
 	var d struct {
 		Components []struct {
-			Type       string `json:"type"`
-			Hashes     []struct{ Content string } `json:"hashes"`
+			Type       string                         `json:"type"`
+			Hashes     []struct{ Content string }     `json:"hashes"`
 			Properties []struct{ Name, Value string } `json:"properties"`
 		} `json:"components"`
 	}
