@@ -49,9 +49,17 @@ const (
 // and the name of the main container in a v1beta1 podTemplate.
 const MainContainer = "main"
 
+var podOwners = []schema.GroupKind{
+	{Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "grove.io", Kind: "PodClique"},
+}
+
 var kinds = []adapter.Kind{
-	{Group: Group, Kind: KindGraph, Resource: "dynamographdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked},
-	{Group: Group, Kind: KindComponent, Resource: "dynamocomponentdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked},
+	// Pods run under Deployments (ReplicaSets), LeaderWorkerSets
+	// (StatefulSets) or, on the Grove path, PodCliques.
+	{Group: Group, Kind: KindGraph, Resource: "dynamographdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked,
+		PodOwners: podOwners},
+	{Group: Group, Kind: KindComponent, Resource: "dynamocomponentdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked,
+		PodOwners: podOwners},
 }
 
 // Scraper returns the entry Scrape puts first in adapter.Findings.Scrapers.

@@ -87,6 +87,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/fields"
@@ -141,7 +142,11 @@ const DefaultInferencePlatform = "standalone"
 const DefaultBackendType = "lws"
 
 var kinds = []adapter.Kind{
-	{Group: Group, Kind: "NIMService", Resource: "nimservices", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked},
+	// The operator renders a NIMService as a Deployment (pods under its
+	// ReplicaSets) or, multi-node, as a LeaderWorkerSet (pods under
+	// StatefulSets).
+	{Group: Group, Kind: "NIMService", Resource: "nimservices", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}}},
 }
 
 // digestTag is a digest written as a tag.

@@ -152,6 +152,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 		return OutcomeError, err
 	}
 	r.countClosureMisses(ctx, desc)
+	r.reportUnfitPods(ctx, obj, desc)
 	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
 }
 
@@ -310,7 +311,13 @@ func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructur
 
 // deleteAIBOM removes an AIBOM if the cache holds one: a workload that never
 // had one costs no request.
+//
+// The input hash remembered for the AIBOM is forgotten whether or not the
+// cache still holds it: garbage collection usually removes a deleted
+// workload's AIBOM before this reconcile runs, and the memory must not
+// outlive the AIBOM.
 func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why string) error {
+	r.written.Delete(key)
 	existing := &v1alpha1.AIBOM{}
 	if err := r.Reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 		return nil
@@ -320,7 +327,6 @@ func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why 
 	if err := r.Writer.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete AIBOM %s: %w", key, err)
 	}
-	r.written.Delete(key)
 	log.FromContext(ctx).Info("AIBOM deleted", "aibom", key.Name, "why", why)
 	return nil
 }

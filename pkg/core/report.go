@@ -68,7 +68,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 // inputs start to give a different document or status (a changed builder or
 // scraper), so that every AIBOM is rewritten once after an upgrade even when
 // the version string did not change (development builds).
-const buildRevision = 1
+const buildRevision = 2 // 2: running digests with pod counts, capped owned list
 
 func (in Inputs) hash() string {
 	scrapeErr := ""
@@ -92,7 +92,7 @@ func (in Inputs) hash() string {
 // Build builds the document and the status facts from the inputs.
 func (in Inputs) Build() Report {
 	rep := Report{
-		Status: v1alpha1.AIBOMStatus{Absorbed: in.Owned, AbsorbedCount: in.Absorbed, InputHash: in.Hash},
+		Status: v1alpha1.AIBOMStatus{Absorbed: capAbsorbed(in.Owned), AbsorbedCount: in.Absorbed, InputHash: in.Hash},
 		Ready:  metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"},
 	}
 	if in.ScrapeErr != nil {
@@ -115,6 +115,17 @@ func (in Inputs) Build() Report {
 		}
 	}
 	return rep
+}
+
+// capAbsorbed keeps the first document.MaxOwnedListed absorbed workloads
+// (owned is sorted by kind, then name) for status.absorbed, as the document
+// does; status.absorbedCount stays exact. A root absorbing thousands of
+// workloads must still fit in one etcd object.
+func capAbsorbed(owned []string) []string {
+	if len(owned) <= document.MaxOwnedListed {
+		return owned
+	}
+	return owned[:document.MaxOwnedListed:document.MaxOwnedListed]
 }
 
 func resolveDigests(f adapter.Findings, desc Descendants) []document.ContainerDigest {

@@ -67,7 +67,34 @@ type ContainerDigest struct {
 	// (adapter.SourceImageReference) or a pod's container status
 	// (adapter.SourcePodStatus). Ignored when Digest is "".
 	Evidence adapter.Evidence
+	// Running lists every digest the workload's pods run for the container,
+	// with how many pods run it, most pods first (then by digest); empty
+	// when the digest is not read from pods. During a rollout it holds the
+	// old and the new digest; Digest is the first, the one most pods run.
+	// The document lists at most MaxRunningListed of them and says how many
+	// more there were.
+	Running []RunningDigest
 }
+
+// RunningDigest is one digest a container runs, and on how many pods.
+type RunningDigest struct {
+	// Digest is "sha256:<64 lower-case hex>".
+	Digest string
+	// Pods is the number of pods running it, at least 1.
+	Pods int
+}
+
+// MaxRunningListed bounds the running digests listed per container: pods
+// of one workload run a handful of digests at most (two during a rollout).
+const MaxRunningListed = 10
+
+// MaxOwnedListed bounds the absorbed workloads the document lists under
+// aibom.rollup.owned.<i> (the first ones in kind, name order).
+// aibom.rollup.ownedCount then gives the exact count and
+// aibom.rollup.ownedOmitted how many are not listed, so that a root that
+// absorbs thousands of workloads still has a document that fits the inline
+// cap and an AIBOM object that etcd accepts.
+const MaxOwnedListed = 1000
 
 // Input is everything a document is built from.
 type Input struct {
@@ -138,6 +165,10 @@ const (
 	propDigestConfidence  = "aibom.digest.confidence"
 	propDigestSource      = "aibom.digest.source"
 	propDigestLocator     = "aibom.digest.locator"
+	propDigestRunning     = "aibom.digest.running."
+	propDigestRunningOmit = "aibom.digest.running.omitted"
+	propRollupOwnedCount  = "aibom.rollup.ownedCount"
+	propRollupOwnedOmit   = "aibom.rollup.ownedOmitted"
 	propDataKind          = "aibom.data.kind"
 	propFrameworkPurpose  = "aibom.framework.purpose"
 	propModelSource       = "aibom.model.source"
@@ -438,6 +469,11 @@ func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
 			return fact{}, fmt.Errorf("document: container %q: digest %s with confidence %q", c.Name, d.Digest, d.Confidence)
 		}
 	}
+	for _, r := range d.Running {
+		if !IsDigest(r.Digest) || r.Pods < 1 {
+			return fact{}, fmt.Errorf("document: container %q: running digest %q on %d pods", c.Name, r.Digest, r.Pods)
+		}
+	}
 
 	name := repo
 	if name == "" {
@@ -469,6 +505,7 @@ func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
 			cdx.Property{Name: propDigestSource, Value: string(d.Evidence.Source)},
 			cdx.Property{Name: propDigestLocator, Value: d.Evidence.Locator},
 		)
+		extra = append(extra, runningProperties(d.Running)...)
 	}
 	f := newFact(t, cdx.ComponentTypeContainer, name, tag, conf, c.Evidence, extra)
 	// Keep different containers apart even if an adapter reused a locator.
@@ -481,6 +518,23 @@ func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
 	canon, _ := json.Marshal(f.component)
 	f.canon = string(canon)
 	return f, nil
+}
+
+// runningProperties lists the running digests of a container with their pod
+// counts: aibom.digest.running.<i> = <digest>, aibom.digest.running.<i>.pods
+// = <n>, in the order given (most pods first), at most MaxRunningListed,
+// then aibom.digest.running.omitted = <n> when there were more.
+func runningProperties(running []RunningDigest) []cdx.Property {
+	var out []cdx.Property
+	for i, r := range running {
+		if i == MaxRunningListed {
+			out = append(out, cdx.Property{Name: propDigestRunningOmit, Value: strconv.Itoa(len(running) - MaxRunningListed)})
+			break
+		}
+		p := propDigestRunning + strconv.Itoa(i)
+		out = append(out, cdx.Property{Name: p, Value: r.Digest}, cdx.Property{Name: p + ".pods", Value: strconv.Itoa(r.Pods)})
+	}
+	return out
 }
 
 // ociPURL is the package URL of an OCI image:
@@ -606,7 +660,14 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 		{Name: propControllerName, Value: toolName},
 		{Name: propControllerVersion, Value: in.Tool.Version},
 	}
-	for i, o := range sortedOwned(in.Owned) {
+	owned := sortedOwned(in.Owned)
+	for i, o := range owned {
+		if i == MaxOwnedListed {
+			props = append(props,
+				cdx.Property{Name: propRollupOwnedCount, Value: strconv.Itoa(len(owned))},
+				cdx.Property{Name: propRollupOwnedOmit, Value: strconv.Itoa(len(owned) - MaxOwnedListed)})
+			break
+		}
 		props = append(props, cdx.Property{Name: propRollupOwned + strconv.Itoa(i), Value: o})
 	}
 	for i, s := range in.Findings.Scrapers {
