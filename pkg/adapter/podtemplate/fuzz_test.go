@@ -43,3 +43,37 @@ func FuzzScrapeTemplate(f *testing.F) {
 		Redact(string(data))
 	})
 }
+
+// FuzzReadCommand feeds arbitrary shell scripts (the argument of "sh -c")
+// and args to ReadCommand: it must never panic, must give the same findings
+// twice, and every model it names must come with a locator inside the
+// container.
+func FuzzReadCommand(f *testing.F) {
+	for _, seed := range []struct{ script, arg string }{
+		{"vllm serve org/m --port 8000", ""},
+		{"python3 -m vllm.entrypoints.openai.api_server --model $MODEL_PATH \\\n  --served-model-name x", "a"},
+		{"MODEL_ID=\"${YLLM_MODEL:-Qwen/Qwen3-0.6B}\"\nhf download \"$MODEL_ID\" --local-dir /m", ""},
+		{"python3 - << EOF\nfrom huggingface_hub import snapshot_download\nsnapshot_download(repo_id=\"org/m\")\nEOF\n", ""},
+		{"exec trl sft \"$@\"", "--model_name_or_path=org/m"},
+		{"if [ -d x ]; then ollama pull llama3:8b; fi; ollama serve &", ""},
+		{"echo $(( 1 + ${#X} )) ${X/a/b} `date` <(ls) ${!Y} ${Z:?err}", ""},
+		{"lm_eval --model vllm --model_args pretrained=org/m,dtype=auto", ""},
+		{"'unterminated", ""},
+		{"a && b || c | d; (e); { f; }", "\x00"},
+	} {
+		f.Add(seed.script, seed.arg)
+	}
+	f.Fuzz(func(t *testing.T, script, arg string) {
+		in := CommandInput{
+			Command: []string{"/bin/sh", "-c", script, "--"}, Args: []string{arg},
+			Env: map[string]string{"MODEL_PATH": "org/p", "YLLM_MODEL": arg}, ContainerPath: "c",
+		}
+		first := ReadCommand(in)
+		second := ReadCommand(in)
+		require.Equal(t, first, second)
+		for _, m := range first.Models {
+			require.NotEmpty(t, m.Name)
+			require.True(t, len(m.Evidence.Locator) > 2 && m.Evidence.Locator[:2] == "c.", m.Evidence.Locator)
+		}
+	})
+}

@@ -35,7 +35,8 @@ var secretNameParts = []string{
 // a token: TOKENIZER_MODE is not secret, TOKENIZER_TOKEN is.
 func IsSecretName(name string) bool {
 	n := strings.ToUpper(name)
-	n = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "").Replace(n)
+	// "TOKENS" counts tokens (MAX_TOTAL_TOKENS); "TOKENIZER" names one.
+	n = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "", "TOKENS", "").Replace(n)
 	for _, p := range secretNameParts {
 		if strings.Contains(n, p) {
 			return true
