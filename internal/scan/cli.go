@@ -202,6 +202,7 @@ type scanFlags struct {
 	allowDuplicates bool
 	adapters        string
 	maxDocBytes     int
+	report          string
 }
 
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -222,6 +223,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.ignoreOptIn, "ignore-opt-in", false, "With a cluster: read namespaces that did not opt in too.")
 	fs.BoolVar(&f.allowDuplicates, "allow-duplicates", false, "With -f: keep the last of objects read twice instead of failing (exit code 3).")
 	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	fs.StringVar(&f.report, "report", "ai", "Which roots are reported, as on the controller: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\".")
 	fs.IntVar(&f.maxDocBytes, "max-document-bytes", DefaultMaxDocumentBytes, "Inline cap of a document, as on the controller; larger documents drop their lowest-value components and say so.")
 	if code := parse(fs, scanUsage, args, stdout); code >= 0 {
 		return code
@@ -235,6 +237,9 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if f.maxDocBytes < 0 {
 		return usage("--max-document-bytes must not be negative")
+	}
+	if f.report != "ai" && f.report != "all" {
+		return usage("--report must be ai or all, not %q", f.report)
 	}
 	fromFiles := len(f.files) > 0
 	if fromFiles {
@@ -302,6 +307,13 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "aibom scan:", err)
 		return ExitInput
 	}
+	if f.report == "ai" {
+		var unmatched []string
+		roots, unmatched = matchedRoots(roots)
+		if len(unmatched) > 0 {
+			fmt.Fprintf(stderr, "note: %d root(s) with no AI signal were not reported (--report=all reports them): %s\n", len(unmatched), strings.Join(unmatched, ", "))
+		}
+	}
 	if fromFiles && f.requireOptIn {
 		if skipped := notOptedIn(ctx, reg, snap); len(skipped) > 0 {
 			fmt.Fprintf(stderr, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", core.OptInLabel, strings.Join(skipped, ", "))
@@ -358,4 +370,22 @@ func notOptedIn(ctx context.Context, reg *core.Registry, snap *Snapshot) []strin
 	}
 	sort.Strings(out)
 	return out
+}
+
+// matchedRoots keeps the roots that show an AI signal, and names the others
+// ("Deployment.apps default/web"), at most 20 of them.
+func matchedRoots(roots []Root) (kept []Root, unmatched []string) {
+	for _, r := range roots {
+		if !r.Report.Unmatched {
+			kept = append(kept, r)
+			continue
+		}
+		if len(unmatched) == 20 {
+			unmatched = append(unmatched, "...")
+		}
+		if len(unmatched) < 20 {
+			unmatched = append(unmatched, r.Entry.Kind.String()+" "+objectName(r.Object.GetNamespace(), r.Object.GetName()))
+		}
+	}
+	return kept, unmatched
 }

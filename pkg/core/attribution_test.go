@@ -137,7 +137,8 @@ func appsReconciler(t *testing.T, extra []adapter.Adapter, objs ...client.Object
 	return &Reconciler{
 		Registry: reg, Store: NewMemoryStore(objs), Reader: c, Writer: c, Recorder: events,
 		Tool: document.Tool{Version: "test"}, MaxDocumentBytes: 512 << 10,
-		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		Now:       func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		ReportAll: true, // these tests are about attribution, not about matching
 	}, c, events
 }
 

@@ -7,12 +7,15 @@ import (
 
 // Reconcile outcomes, the values of the outcome label.
 const (
-	OutcomeCreated      = "created"
-	OutcomeUpdated      = "updated"
-	OutcomeUnchanged    = "unchanged"
-	OutcomeRolledUp     = "rolled_up"
-	OutcomeNotOptedIn   = "not_opted_in"
-	OutcomeDeleted      = "deleted"
+	OutcomeCreated    = "created"
+	OutcomeUpdated    = "updated"
+	OutcomeUnchanged  = "unchanged"
+	OutcomeRolledUp   = "rolled_up"
+	OutcomeNotOptedIn = "not_opted_in"
+	OutcomeDeleted    = "deleted"
+	// OutcomeUnmatched: the root shows no AI signal and gets no AIBOM (an
+	// existing one is deleted); see Reconciler.ReportAll.
+	OutcomeUnmatched    = "unmatched"
 	OutcomeScrapeFailed = "scrape_failed"
 	// OutcomeBuildFailed: the document could not be built (e.g. over the
 	// inline cap with every component dropped); the last good one is kept.

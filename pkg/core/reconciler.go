@@ -61,6 +61,11 @@ type Reconciler struct {
 	Tool document.Tool
 	// MaxDocumentBytes is the inline cap of a document; 0 means no cap.
 	MaxDocumentBytes int
+	// ReportAll reports every root. When false (the default, --report=ai),
+	// a root with no AI signal (Inputs.Unmatched) gets no AIBOM, and an
+	// existing one is deleted; an unmatched workload a tracked owner
+	// absorbs is still rolled up and listed.
+	ReportAll bool
 	// Now returns the current time (for status timestamps only).
 	Now func() time.Time
 	// ScrapeRetry is how soon a workload whose scrape failed is tried again
@@ -168,6 +173,14 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	if !r.ReportAll && inputs.Unmatched() {
+		// No AI signal: no AIBOM. An existing one (the workload changed, or
+		// every root was reported before) is deleted.
+		if existing == nil {
+			return OutcomeUnmatched, nil
+		}
+		return OutcomeUnmatched, r.deleteAIBOM(ctx, key, "no AI signal (unmatched)")
+	}
 	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
 		if last, ok := r.written.Load(key); existing.Status.InputHash == inputs.Hash || (ok && last == inputs.Hash) {
 			if inputs.ScrapeErr != nil {

@@ -30,6 +30,9 @@ type Report struct {
 	ScrapeErr error
 	// BuildErr is the document builder's error, if any.
 	BuildErr error
+	// Unmatched is true when the root shows no AI signal (see
+	// Inputs.Unmatched): unless every root is reported, it gets no AIBOM.
+	Unmatched bool
 }
 
 // BuildReport scrapes a root through its adapter, resolves running digests
@@ -68,7 +71,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 // inputs start to give a different document or status (a changed builder or
 // scraper), so that every AIBOM is rewritten once after an upgrade even when
 // the version string did not change (development builds).
-const buildRevision = 2 // 2: running digests with pod counts, capped owned list
+const buildRevision = 3 // 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
 
 func (in Inputs) hash() string {
 	scrapeErr := ""
@@ -92,8 +95,9 @@ func (in Inputs) hash() string {
 // Build builds the document and the status facts from the inputs.
 func (in Inputs) Build() Report {
 	rep := Report{
-		Status: v1alpha1.AIBOMStatus{Absorbed: capAbsorbed(in.Owned), AbsorbedCount: in.Absorbed, InputHash: in.Hash},
-		Ready:  metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"},
+		Unmatched: in.Unmatched(),
+		Status:    v1alpha1.AIBOMStatus{Absorbed: capAbsorbed(in.Owned), AbsorbedCount: in.Absorbed, InputHash: in.Hash},
+		Ready:     metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"},
 	}
 	if in.ScrapeErr != nil {
 		rep.ScrapeErr = in.ScrapeErr
@@ -115,6 +119,18 @@ func (in Inputs) Build() Report {
 		}
 	}
 	return rep
+}
+
+// Unmatched reports whether the root shows no AI signal: its findings,
+// merged with those of every workload it absorbed, name no runtime, model,
+// framework, model storage or accelerator (adapter.Findings.Match). A root
+// whose scrape failed is never unmatched: nothing is decided on a failure.
+func (in Inputs) Unmatched() bool {
+	if in.ScrapeErr != nil {
+		return false
+	}
+	_, ok := in.Findings.Match()
+	return !ok
 }
 
 // capAbsorbed keeps the first document.MaxOwnedListed absorbed workloads
