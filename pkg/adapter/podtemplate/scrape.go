@@ -16,7 +16,7 @@ const (
 	// ScraperName names this scraper.
 	ScraperName = "podtemplate"
 	// ScraperVersion changes whenever a heuristic changes what is found.
-	ScraperVersion = "0.1.0"
+	ScraperVersion = "0.2.0"
 	// ScraperMethod says how it reads: from a pod template.
 	ScraperMethod = "pod-template"
 )
