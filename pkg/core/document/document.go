@@ -170,6 +170,7 @@ const (
 	propRollupOwnedCount  = "aibom.rollup.ownedCount"
 	propRollupOwnedOmit   = "aibom.rollup.ownedOmitted"
 	propDataKind          = "aibom.data.kind"
+	propImageInvalid      = "aibom.image.invalid"
 	propFrameworkPurpose  = "aibom.framework.purpose"
 	propModelSource       = "aibom.model.source"
 	propModelServedName   = "aibom.model.servedName"
@@ -476,7 +477,11 @@ func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
 	}
 
 	name := repo
-	if name == "" {
+	invalid := strings.TrimSpace(c.Image) != "" && !ValidReference(c.Image)
+	if name == "" || invalid {
+		// An image that is no valid reference ("<image>", a template's
+		// stand-in) is named as written and flagged, never normalised into
+		// a repository it does not name.
 		name = strings.TrimSpace(c.Image)
 	}
 	if name == "" {
@@ -497,6 +502,9 @@ func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
 		extra = append(extra, cdx.Property{Name: propContainerGroup, Value: c.Group})
 	}
 	extra = append(extra, cdx.Property{Name: propImageReference, Value: c.Image})
+	if invalid {
+		extra = append(extra, cdx.Property{Name: propImageInvalid, Value: "true"})
+	}
 	if d.Digest == "" {
 		extra = append(extra, cdx.Property{Name: propDigestConfidence, Value: string(adapter.Unresolved)})
 	} else {
@@ -510,7 +518,7 @@ func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
 	f := newFact(t, cdx.ComponentTypeContainer, name, tag, conf, c.Evidence, extra)
 	// Keep different containers apart even if an adapter reused a locator.
 	f.key = strings.Join([]string{f.key, c.Name, strconv.FormatBool(c.Init), c.Group, c.Image}, "\x00")
-	if d.Digest != "" && repo != "" {
+	if d.Digest != "" && repo != "" && !invalid {
 		hexDigest := strings.TrimPrefix(d.Digest, "sha256:")
 		f.component.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: hexDigest}}
 		f.component.PackageURL = ociPURL(repo, tag, hexDigest)

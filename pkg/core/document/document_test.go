@@ -806,3 +806,30 @@ func TestValidateSchemaRejects(t *testing.T) {
 		})
 	}
 }
+
+// A placeholder image is flagged as an invalid reference and named as
+// written, never normalised into docker.io/library/<...>.
+func TestInvalidImageReference(t *testing.T) {
+	in := vllmDeployment()
+	in.Digests = nil
+	in.Findings.Containers[0].Image = "<image>"
+	_, d := build(t, in)
+	var found bool
+	for _, c := range d.Components {
+		assert.NotContains(t, c.Name, "library/<image>")
+		if c.Type != "container" || c.Name != "<image>" {
+			continue
+		}
+		found = true
+		v, _ := prop(c.Properties, "aibom.image.invalid")
+		assert.Equal(t, "true", v)
+		assert.Empty(t, c.PURL)
+	}
+	assert.True(t, found, "the container is named as written")
+	for _, ok := range []string{"nginx", "vllm/vllm-openai:v0.6.3", "nvcr.io/nim/meta/x@sha256:" + strings.Repeat("a", 64)} {
+		assert.True(t, ValidReference(ok), ok)
+	}
+	for _, bad := range []string{"<image>", "V_IMAGE_URL", "a b", "{{ .Values.image }}"} {
+		assert.False(t, ValidReference(bad), bad)
+	}
+}
