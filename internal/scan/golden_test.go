@@ -105,13 +105,15 @@ func docDigests(t *testing.T, doc string) map[string]string {
 		if c.Type != "container" {
 			continue
 		}
-		var group, name string
+		// A component lists every container that runs its image: the i-th
+		// name with the i-th group.
+		var groups, names []string
 		for _, p := range c.Properties {
 			switch p.Name {
 			case "aibom.container.group":
-				group = p.Value
+				groups = append(groups, p.Value)
 			case "aibom.container.name":
-				name = p.Value
+				names = append(names, p.Value)
 			}
 		}
 		d := ""
@@ -119,7 +121,13 @@ func docDigests(t *testing.T, doc string) map[string]string {
 			require.Equal(t, "SHA-256", c.Hashes[0].Alg)
 			d = c.Hashes[0].Content
 		}
-		out[group+"/"+name] = d
+		for i, name := range names {
+			group := ""
+			if i < len(groups) {
+				group = groups[i]
+			}
+			out[group+"/"+name] = d
+		}
 	}
 	return out
 }
@@ -169,7 +177,7 @@ func TestOneDocumentPerRoot(t *testing.T) {
 			require.NoError(t, document.ValidateSchema([]byte(r.Document())))
 			require.Equal(t, w.digests, docDigests(t, r.Document()))
 			require.Equal(t, core.AIBOMName(schema.GroupKind{Group: r.Entry.Group, Kind: w.kind}, w.name), r.AIBOMName)
-			require.Contains(t, r.Document(), `"value": "`+string(r.Object.GetUID())+`"`, "the subject's (synthetic) UID is in the document")
+			require.Contains(t, r.Document(), `"value":"`+string(r.Object.GetUID())+`"`, "the subject's (synthetic) UID is in the document")
 		})
 	}
 }
