@@ -210,7 +210,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("scan", stderr)
 	fs.Var(&f.files, "f", "File or directory of manifests; repeatable. Without -f, a cluster is read.")
 	fs.Var(&f.files, "filename", "Same as -f.")
-	fs.StringVar(&f.output, "output", "table", "Output on stdout: table or json.")
+	fs.StringVar(&f.output, "output", "table", "Output on stdout: table, json, or cyclonedx-xml (one root's document as CycloneDX XML).")
 	fs.StringVar(&f.output, "o", "table", "Same as --output.")
 	fs.StringVar(&f.outDir, "out-dir", "", "Also write one <aibom-name>.cdx.json per root into this directory.")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, in-cluster).")
@@ -232,8 +232,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aibom scan: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if f.output != "table" && f.output != "json" {
-		return usage("--output must be table or json, not %q", f.output)
+	if f.output != "table" && f.output != "json" && f.output != "cyclonedx-xml" {
+		return usage("--output must be table, json or cyclonedx-xml, not %q", f.output)
 	}
 	if f.maxDocBytes < 0 {
 		return usage("--max-document-bytes must not be negative")
@@ -339,9 +339,12 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitInput
 		}
 	}
-	if f.output == "json" {
+	switch f.output {
+	case "json":
 		err = WriteJSON(stdout, roots)
-	} else {
+	case "cyclonedx-xml":
+		err = WriteXML(stdout, roots)
+	default:
 		err = WriteTable(stdout, roots)
 	}
 	if err != nil {

@@ -222,3 +222,18 @@ func TestJSONNoRootIsEmptyArray(t *testing.T) {
 	require.Equal(t, ExitOK, code)
 	require.Equal(t, "[]\n", out)
 }
+
+// -o cyclonedx-xml prints one root's document as CycloneDX XML, and refuses
+// several roots with a message that says what to do.
+func TestXMLOutput(t *testing.T) {
+	code, out, errOut := run(t, "scan", "-f", "../../examples/10-vllm-deployment.yaml", "-o", "cyclonedx-xml")
+	require.Equal(t, ExitOK, code, errOut)
+	require.True(t, strings.HasPrefix(out, `<?xml version="1.0" encoding="UTF-8"?>`), out)
+	require.Contains(t, out, `<bom xmlns="http://cyclonedx.org/schema/bom/1.6"`)
+	require.Contains(t, out, `<dependencies>`)
+
+	code, out, errOut = run(t, "scan", "-f", "../../examples/", "-o", "cyclonedx-xml")
+	require.Equal(t, ExitInput, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "prints one document")
+}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/aibom-dev/aibom/pkg/core/document"
 )
 
 // WriteTable prints one line per root: namespace, kind, name, runtime,
@@ -114,4 +116,25 @@ func WriteDir(dir string, roots []Root) ([]string, error) {
 		written = append(written, p)
 	}
 	return written, nil
+}
+
+// WriteXML prints the one root's document as CycloneDX XML
+// (document.ToXML). An XML stream holds one document: several roots are an
+// error that says how to narrow the input.
+func WriteXML(w io.Writer, roots []Root) error {
+	var docs []string
+	for _, r := range roots {
+		if d := r.Document(); d != "" {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) != 1 {
+		return fmt.Errorf("-o cyclonedx-xml prints one document and there are %d roots with a document: scan one file or namespace, or use -o json", len(docs))
+	}
+	x, err := document.ToXML([]byte(docs[0]))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(x)
+	return err
 }

@@ -841,3 +841,74 @@ func TestInvalidImageReference(t *testing.T) {
 		assert.False(t, ValidReference(bad), bad)
 	}
 }
+
+// The graph: every document has dependencies whose refs resolve, the
+// workload depends on its containers, a container on what it runs, a runtime
+// on its model; images and Hugging Face models have purls.
+func TestDependencyGraph(t *testing.T) {
+	for name, in := range map[string]Input{"vllm": vllmDeployment(), "rollup": rollup(), "large": large()} {
+		t.Run(name, func(t *testing.T) {
+			res, err := Build(in)
+			require.NoError(t, err)
+			var bom struct {
+				Metadata struct {
+					Component struct {
+						BOMRef string `json:"bom-ref"`
+					} `json:"component"`
+				} `json:"metadata"`
+				Components []struct {
+					BOMRef string `json:"bom-ref"`
+					Type   string `json:"type"`
+					Name   string `json:"name"`
+					PURL   string `json:"purl"`
+				} `json:"components"`
+				Dependencies []struct {
+					Ref       string   `json:"ref"`
+					DependsOn []string `json:"dependsOn"`
+				} `json:"dependencies"`
+			}
+			require.NoError(t, json.Unmarshal(res.JSON, &bom))
+			require.NotEmpty(t, bom.Dependencies)
+			on := map[string][]string{}
+			typ := map[string]string{}
+			for _, c := range bom.Components {
+				typ[c.BOMRef] = c.Type
+				if c.Type == "container" {
+					assert.NotEmpty(t, c.PURL, "every image has a purl: %s", c.Name)
+				}
+				if c.Type == "machine-learning-model" && strings.Count(c.Name, "/") == 1 {
+					assert.True(t, strings.HasPrefix(c.PURL, "pkg:huggingface/"), c.Name)
+				}
+			}
+			for _, d := range bom.Dependencies {
+				on[d.Ref] = d.DependsOn
+			}
+			// workload -> containers -> runtime -> model
+			var runtimes int
+			for _, c := range on[bom.Metadata.Component.BOMRef] {
+				if typ[c] != "container" {
+					continue
+				}
+				for _, r := range on[c] {
+					if typ[r] == "application" || typ[r] == "platform" {
+						runtimes++
+						models := 0
+						for _, m := range on[r] {
+							if typ[m] == "machine-learning-model" || typ[m] == "application" {
+								models++
+							}
+						}
+						assert.NotZero(t, models, "the runtime %s serves a model", r)
+					}
+				}
+			}
+			assert.NotZero(t, runtimes, "a container runs a runtime")
+		})
+	}
+	// A dangling ref is refused.
+	res, err := Build(vllmDeployment())
+	require.NoError(t, err)
+	bad := strings.Replace(string(res.JSON), `"dependsOn":["aibom:container:`, `"dependsOn":["aibom:container:ffff`, 1)
+	require.NotEqual(t, string(res.JSON), bad)
+	require.ErrorContains(t, ValidateSchema([]byte(bad)), "names no component")
+}
