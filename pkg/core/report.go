@@ -61,6 +61,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
 	in.Findings, in.ScrapeErr = scrapeSafely(ctx, entry.Adapter, obj)
 	if in.ScrapeErr == nil {
+		sanitize(ctx, entry.Adapter.Name(), &in.Findings)
 		in.Digests = resolveDigests(in.Findings, desc)
 	}
 	in.Hash = in.hash()
