@@ -196,9 +196,9 @@ func kindString(gk schema.GroupKind) string {
 
 func objectName(namespace, name string) string {
 	if namespace == "" {
-		return name
+		return Printable(name)
 	}
-	return namespace + "/" + name
+	return Printable(namespace + "/" + name)
 }
 
 func contains(list []string, s string) bool {

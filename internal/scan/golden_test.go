@@ -237,3 +237,81 @@ func TestXMLOutput(t *testing.T) {
 	require.Empty(t, out)
 	require.Contains(t, errOut, "prints one document")
 }
+
+// --out-dir never writes outside the directory, and a name too long for a
+// file system is shortened with a hash: every root gets its file.
+func TestOutDirHostileNames(t *testing.T) {
+	long := strings.Repeat("a", 240)
+	for name, want := range map[string]string{
+		"x/../../../escaped": "",
+		"..":                 "",
+		long:                 "",
+		"plain-name":         "plain-name",
+	} {
+		got := safeFileName(name)
+		require.NotContains(t, got, "/")
+		require.NotEqual(t, "..", got)
+		require.NotEqual(t, ".", got)
+		require.LessOrEqual(t, len(got), maxFileStem)
+		if want != "" {
+			require.Equal(t, want, got)
+		}
+	}
+	require.NotEqual(t, safeFileName("a/b"), safeFileName("a_b"), "a changed name keeps a hash of the original")
+
+	dir := t.TempDir()
+	f := filepath.Join(t.TempDir(), "m.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "x/../../../escaped"}
+spec:
+  template:
+    spec: {containers: [{name: c, image: "vllm/vllm-openai:v0.6.3"}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "`+long+`"}
+spec:
+  template:
+    spec: {containers: [{name: c, image: "vllm/vllm-openai:v0.6.3"}]}
+`), 0o644))
+	code, _, errOut := run(t, "scan", "-f", f, "--out-dir", dir, "-o", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "both roots written, inside the directory")
+	parent, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	for _, e := range parent {
+		require.NotContains(t, e.Name(), "escaped")
+	}
+}
+
+// Names and models from a manifest cannot forge table rows or drive the
+// terminal: control characters and escape sequences are escaped.
+func TestTableEscapesTerminalControls(t *testing.T) {
+	require.Equal(t, "plain/name-1", Printable("plain/name-1"))
+	require.Equal(t, `a\nb`, Printable("a\nb"))
+	require.Equal(t, `\x1b[31mred`, Printable("\x1b[31mred"))
+	require.Equal(t, `x\ty`, Printable("x\ty"))
+	require.Equal(t, "модель", Printable("модель"))
+
+	f := filepath.Join(t.TempDir(), "m.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "web\ndefault  Deployment  forged\u001b[31m"}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: "vllm/vllm-openai:v0.6.3"
+        args: ["--model", "org/m\u001b[2J"]
+`), 0o644))
+	code, out, errOut := run(t, "scan", "-f", f)
+	require.Equal(t, ExitOK, code, errOut)
+	require.NotContains(t, out, "\x1b")
+	require.Equal(t, 2, strings.Count(out, "\n"), "a header and one row: %q", out)
+}
