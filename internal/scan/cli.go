@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
@@ -203,6 +204,8 @@ type scanFlags struct {
 	adapters        string
 	maxDocBytes     int
 	report          string
+	maxFileBytes    int64
+	maxInputBytes   int64
 }
 
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -223,6 +226,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.ignoreOptIn, "ignore-opt-in", false, "With a cluster: read namespaces that did not opt in too.")
 	fs.BoolVar(&f.allowDuplicates, "allow-duplicates", false, "With -f: keep the last of objects read twice instead of failing (exit code 3).")
 	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", manifest.DefaultLimits.MaxFileBytes, "With -f: the largest manifest file read; a larger one, or anything but a regular file, is an input error.")
+	fs.Int64Var(&f.maxInputBytes, "max-input-bytes", manifest.DefaultLimits.MaxTotalBytes, "With -f: the most bytes read from all files together.")
 	fs.StringVar(&f.report, "report", "ai", "Which roots are reported, as on the controller: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\".")
 	fs.IntVar(&f.maxDocBytes, "max-document-bytes", DefaultMaxDocumentBytes, "Inline cap of a document, as on the controller; larger documents drop their lowest-value components and say so.")
 	if code := parse(fs, scanUsage, args, stdout); code >= 0 {
@@ -272,7 +277,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	var snap *Snapshot
 	if fromFiles {
-		snap, err = LoadFiles(reg, FileOptions{Paths: f.files, Namespace: f.namespace, AllowDuplicates: f.allowDuplicates})
+		snap, err = LoadFiles(reg, FileOptions{Paths: f.files, Namespace: f.namespace, AllowDuplicates: f.allowDuplicates,
+			Limits: manifest.Limits{MaxFileBytes: f.maxFileBytes, MaxTotalBytes: f.maxInputBytes}})
 		var dup *DuplicateError
 		if errors.As(err, &dup) {
 			fmt.Fprintln(stderr, "aibom scan:", err)
