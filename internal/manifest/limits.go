@@ -54,7 +54,7 @@ func readFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s): %w", path, info.Mode().Type(), ErrLimit)
+		return nil, fmt.Errorf("%s: not a regular file (%s): %w", path, describeMode(info.Mode()), ErrLimit)
 	}
 	if info.Size() > max {
 		return nil, fmt.Errorf("%s: %d bytes, over the limit of %d bytes per file: %w", path, info.Size(), max, ErrLimit)
@@ -109,4 +109,18 @@ func checkAliases(text string, limit int64) error {
 		return fmt.Errorf("YAML aliases expand the document beyond %d bytes: %w", limit, ErrLimit)
 	}
 	return nil
+}
+
+func describeMode(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
