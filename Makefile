@@ -4,8 +4,11 @@
 SHELL := /usr/bin/env bash
 export KUBEBUILDER_ASSETS := $(CURDIR)/bin/k8s
 GO_TEST_FLAGS ?=
+# The one version of the binaries, the image and the chart (VERSION).
+VERSION := $(shell cat VERSION)
+LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build lint fuzz-short test demo scale clean
+.PHONY: all tools generate verify-generated build print-version lint fuzz-short test demo scale clean
 
 all: build
 
@@ -19,9 +22,12 @@ generate: tools ## Regenerate deepcopy code and the CRD from api/
 verify-generated: generate ## Fail when generated files are stale
 	@git diff --exit-code -- api config/crd || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
-build: ## Build the controller into bin/
-	go build -o bin/aibom-controller ./cmd/controller
-	go build -o bin/aibom ./cmd/aibom
+build: ## Build the controller and the CLI into bin/, stamped with VERSION
+	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/aibom-controller ./cmd/controller
+	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/aibom ./cmd/aibom
+
+print-version: ## Print VERSION and the link flags that stamp it
+	@echo "VERSION=$(VERSION)"; echo "LDFLAGS=$(LDFLAGS)"
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
