@@ -282,8 +282,10 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	if status.DocumentSHA256 != aibom.Status.DocumentSHA256 || status.LastChanged == nil {
 		status.LastChanged = &now
 	}
+	status.ObservedGeneration, ready.ObservedGeneration = aibom.Generation, aibom.Generation
 	meta.SetStatusCondition(&status.Conditions, ready)
 	if truncated != nil {
+		truncated.ObservedGeneration = aibom.Generation
 		meta.SetStatusCondition(&status.Conditions, *truncated)
 	}
 	// A merge patch without a resourceVersion precondition: the controller
