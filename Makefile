@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?=
 VERSION := $(shell cat VERSION)
 LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build print-version lint fuzz-short test demo scale clean
+.PHONY: all tools generate verify-generated build print-version chart-lint release-test lint fuzz-short test demo scale clean
 
 all: build
 
@@ -18,9 +18,10 @@ tools: ## Build kube-apiserver, etcd and controller-gen from the Go module proxy
 generate: tools ## Regenerate deepcopy code and the CRD from api/
 	bin/controller-gen object paths=./api/...
 	bin/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	cp config/crd/bases/aibom.dev_aiboms.yaml charts/aibom/crds/
 
 verify-generated: generate ## Fail when generated files are stale
-	@git diff --exit-code -- api config/crd || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- api config/crd charts/aibom/crds || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 build: ## Build the controller and the CLI into bin/, stamped with VERSION
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/aibom-controller ./cmd/controller
@@ -36,8 +37,15 @@ lint: ## gofmt and go vet
 fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 	hack/fuzz-short.sh
 
+chart-lint: tools ## helm lint + render charts/aibom (default and non-default values), dry-run it on a real API server, compare it with config/ and the envtest RBAC
+	cd test/release && go test $(GO_TEST_FLAGS) -run 'TestChart' .
+
+release-test: tools ## Everything test/release checks: the chart, one version everywhere, the qualification run of the binary installed from the chart
+	cd test/release && go test $(GO_TEST_FLAGS) ./...
+
 test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
 	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) release-test
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
 	go run ./hack/demo
