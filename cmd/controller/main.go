@@ -54,6 +54,7 @@ func run() error {
 		maxDocBytes       int
 		concurrency       int
 		discoveryInterval time.Duration
+		readinessInterval time.Duration
 		showVersion       bool
 		listAdapters      bool
 		zapOpts           = zap.Options{Development: false}
@@ -71,6 +72,7 @@ func run() error {
 	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
+	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); see docs/plugins.md.")
@@ -195,7 +197,8 @@ func run() error {
 		Reviews:      clientset.AuthorizationV1().SelfSubjectAccessReviews(),
 		GroupVersion: v1alpha1.GroupVersion.String(),
 		Resource:     "aiboms",
-		Interval:     30 * time.Second,
+		Interval:     readinessInterval,
+		Log:          ctrl.Log.WithName("readiness"),
 	}).Check); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -47,6 +48,9 @@ type Checker struct {
 	GroupVersion, Resource string
 	// Interval is how long a result is reused.
 	Interval time.Duration
+	// Log receives one line each time the verdict changes (the probe's
+	// HTTP answer withholds the reason).
+	Log logr.Logger
 
 	now     func() time.Time
 	mu      sync.Mutex
@@ -67,9 +71,15 @@ func (c *Checker) Check(req *http.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), 5*time.Second)
 	defer cancel()
-	c.last = c.check(ctx)
-	c.checked = now()
-	return c.last
+	err := c.check(ctx)
+	switch {
+	case err != nil && (c.last == nil || c.last.Error() != err.Error()):
+		c.Log.Info("not ready", "reason", err.Error())
+	case err == nil && c.last != nil:
+		c.Log.Info("ready again")
+	}
+	c.last, c.checked = err, now()
+	return err
 }
 
 func (c *Checker) check(ctx context.Context) error {

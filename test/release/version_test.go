@@ -26,35 +26,6 @@ func readVersion(t *testing.T) string {
 	return v
 }
 
-// makeLDFlags are the link flags `make build` stamps the binaries with.
-func makeLDFlags(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("make", "-s", "-C", repoPath(), "print-version").Output()
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "LDFLAGS="); ok {
-			return v
-		}
-	}
-	t.Fatalf("make print-version printed no LDFLAGS: %s", out)
-	return ""
-}
-
-// buildBinaries builds the controller and the CLI the way `make build` does,
-// into a temporary directory, and returns it.
-func buildBinaries(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	ldflags := makeLDFlags(t)
-	for out, pkg := range map[string]string{"aibom-controller": "./cmd/controller", "aibom": "./cmd/aibom"} {
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, out), pkg)
-		cmd.Dir = repoPath()
-		msg, err := cmd.CombinedOutput()
-		require.NoError(t, err, "go build %s: %s", pkg, msg)
-	}
-	return dir
-}
-
 // TestOneVersion: VERSION is what the binaries report, what a document names
 // as its tool version, the chart's appVersion (and, without the "v", its
 // version), and the image tag config/default deploys.
@@ -94,7 +65,7 @@ func TestOneVersion(t *testing.T) {
 	}
 	require.Equal(t, []string{"ghcr.io/aibom-dev/aibom-controller:" + version}, images, "config/default's image")
 
-	bin := buildBinaries(t)
+	bin := binaries(t)
 	got, err := exec.Command(filepath.Join(bin, "aibom-controller"), "--version").Output()
 	require.NoError(t, err)
 	require.Equal(t, "aibom-controller "+version+"\n", string(got))
