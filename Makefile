@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?=
 VERSION := $(shell cat VERSION)
 LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build print-version chart-lint release-test lint fuzz-short test demo scale clean
+.PHONY: all tools generate verify-generated build print-version image image-sbom image-verify chart-lint release-test lint fuzz-short test demo scale clean
 
 all: build
 
@@ -37,6 +37,20 @@ lint: ## gofmt and go vet
 fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 	hack/fuzz-short.sh
 
+# Where the image is meant to be pushed (nothing is pushed by make).
+IMAGE_REPO ?= ghcr.io/aibom-dev/aibom-controller
+
+image: ## Build the linux/amd64+arm64 OCI image into _out/image without Docker or network (beyond the Go module proxy); prints its digest
+	cd hack/image && go run . build -root ../.. -version $(VERSION) -repository $(IMAGE_REPO) -out ../../_out/image
+
+image-sbom: image ## Write _out/image/sbom.cdx.json: a CycloneDX 1.6 SBOM of the image, bound to its digest
+	cd hack/image && go run . sbom -layout ../../_out/image
+
+image-verify: ## Build the image twice from scratch and fail unless both digests are equal
+	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null && cp _out/image/digest _out/digest.first
+	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null
+	@diff _out/digest.first _out/image/digest && echo "reproducible: $$(cat _out/image/digest)"
+
 chart-lint: tools ## helm lint + render charts/aibom (default and non-default values), dry-run it on a real API server, compare it with config/ and the envtest RBAC
 	cd test/release && go test $(GO_TEST_FLAGS) -run 'TestChart' .
 
@@ -45,6 +59,7 @@ release-test: tools ## Everything test/release checks: the chart, one version ev
 
 test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
 	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
+	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) release-test
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
