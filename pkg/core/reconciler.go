@@ -94,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		logger.V(1).Info("cache behind the API server; retrying shortly")
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
-	reconcileOutcomes.WithLabelValues(req.Kind, outcome).Inc()
+	reconcileOutcomes.WithLabelValues(req.GroupKind.String(), outcome).Inc()
 	if err != nil {
 		logger.Error(err, "reconcile failed", "outcome", outcome)
 		return reconcile.Result{}, err
