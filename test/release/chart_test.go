@@ -425,13 +425,24 @@ func TestChartNonDefaultValues(t *testing.T) {
 	require.NotNil(t, r.find("PodDisruptionBudget", "aibom-controller"))
 }
 
-// TestChartRejectsABadDigest: a digest must be a sha256 digest.
-func TestChartRejectsABadDigest(t *testing.T) {
+// TestChartRejectsBadValues: values.schema.json refuses a misspelt value
+// (instead of silently ignoring it) and values the controller would refuse.
+func TestChartRejectsBadValues(t *testing.T) {
 	ch, err := loader.Load(chartDir)
 	require.NoError(t, err)
-	install := action.NewInstall(&action.Configuration{})
-	install.DryRun, install.ClientOnly, install.ReleaseName, install.Namespace = true, true, releaseName, releaseNamespace
-	install.KubeVersion = kubeVersion
-	_, err = install.Run(ch, map[string]any{"image": map[string]any{"digest": "latest"}})
-	require.ErrorContains(t, err, "image.digest must be sha256:")
+	for values, want := range map[string]string{
+		"image: {digest: latest}":         "/image/digest",
+		"replicacount: 3":                 "replicacount",
+		"adapters: [kserve]":              "/adapters/0",
+		"logging: {format: text}":         "/logging/format",
+		"metrics: {readers: [{name: p}]}": "namespace",
+	} {
+		vals := map[string]any{}
+		require.NoError(t, yaml.Unmarshal([]byte(values), &vals))
+		install := action.NewInstall(&action.Configuration{})
+		install.DryRun, install.ClientOnly, install.ReleaseName, install.Namespace = true, true, releaseName, releaseNamespace
+		install.KubeVersion = kubeVersion
+		_, err = install.Run(ch, vals)
+		require.ErrorContains(t, err, want, "values %s", values)
+	}
 }
