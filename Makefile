@@ -41,7 +41,7 @@ fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 IMAGE_REPO ?= ghcr.io/aibom-dev/aibom-controller
 
 image: ## Build the linux/amd64+arm64 OCI image into _out/image without Docker or network (beyond the Go module proxy); prints its digest
-	cd hack/image && go run . build -root ../.. -version $(VERSION) -repository $(IMAGE_REPO) -out ../../_out/image
+	cd hack/image && go run . build -root ../.. -repository $(IMAGE_REPO) -out ../../_out/image
 
 image-sbom: image ## Write _out/image/sbom.cdx.json: a CycloneDX 1.6 SBOM of the image, bound to its digest
 	cd hack/image && go run . sbom -layout ../../_out/image

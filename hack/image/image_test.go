@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,4 +197,15 @@ func TestSBOMIsBoundToTheImage(t *testing.T) {
 	require.NoError(t, os.WriteFile(other, []byte("not the binary"), 0o755))
 	_, err = SBOM(out, filepath.Join(dir, "image-binaries"))
 	require.Error(t, err)
+}
+
+// TestImageVersionIsVERSION: by default the image is stamped with, and
+// labelled as, the repository's VERSION (the binaries and the chart use the
+// same file: test/release TestOneVersion).
+func TestImageVersionIsVERSION(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "VERSION"))
+	require.NoError(t, err)
+	got, err := readVERSION(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(string(want)), got)
 }

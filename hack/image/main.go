@@ -1,7 +1,7 @@
 // Command image builds the controller's container image without a
 // container engine, reproducibly, and its SBOM.
 //
-//	image build -version v0.1.0 -repository ghcr.io/aibom-dev/aibom-controller -out _out/image
+//	image build -root . -repository ghcr.io/aibom-dev/aibom-controller -out _out/image
 //	image sbom  -layout _out/image -out _out/image/sbom.cdx.json
 //
 // build compiles the controller statically (CGO_ENABLED=0, -trimpath, no
@@ -54,7 +54,7 @@ const binDirName = "binaries"
 
 func runBuild(args []string) error {
 	fs := flag.NewFlagSet("build", flag.ExitOnError)
-	version := fs.String("version", "", "the version to stamp (VERSION)")
+	version := fs.String("version", "", "the version to stamp (default: the repository's VERSION file)")
 	repository := fs.String("repository", "ghcr.io/aibom-dev/aibom-controller", "repository the image is meant for")
 	out := fs.String("out", "_out/image", "directory of the OCI image layout")
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated OS/arch list")
@@ -62,7 +62,11 @@ func runBuild(args []string) error {
 	pkg := fs.String("package", "./cmd/controller", "main package to build, relative to root")
 	_ = fs.Parse(args)
 	if *version == "" {
-		return fmt.Errorf("-version is required")
+		v, err := readVERSION(*root)
+		if err != nil {
+			return err
+		}
+		*version = v
 	}
 	revision, created, err := commit(*root)
 	if err != nil {
@@ -105,6 +109,19 @@ func runBuild(args []string) error {
 	fmt.Printf("digest %s\n", digest)
 	fmt.Printf("layout %s\n", *out)
 	return nil
+}
+
+// readVERSION is the repository's one version (the file VERSION).
+func readVERSION(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSpace(string(data))
+	if v == "" {
+		return "", fmt.Errorf("%s/VERSION is empty", root)
+	}
+	return v, nil
 }
 
 // compile builds the static controller for a platform, stamped with version.
