@@ -68,6 +68,12 @@ func runBuild(args []string) error {
 		}
 		*version = v
 	}
+	// go build runs in root: every path it is given must be absolute.
+	absOut, err := filepath.Abs(*out)
+	if err != nil {
+		return err
+	}
+	*out = absOut
 	revision, created, err := commit(*root)
 	if err != nil {
 		return err
