@@ -24,8 +24,8 @@ verify-generated: generate ## Fail when generated files are stale
 	@git diff --exit-code -- api config/crd charts/aibom/crds || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 build: ## Build the controller and the CLI into bin/, stamped with VERSION
-	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/aibom-controller ./cmd/controller
-	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/aibom ./cmd/aibom
+	go build -ldflags '$(LDFLAGS)' -o bin/aibom-controller ./cmd/controller
+	go build -ldflags '$(LDFLAGS)' -o bin/aibom ./cmd/aibom
 
 print-version: ## Print VERSION and the link flags that stamp it
 	@echo "VERSION=$(VERSION)"; echo "LDFLAGS=$(LDFLAGS)"

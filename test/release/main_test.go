@@ -100,7 +100,7 @@ func binaries(t *testing.T) string {
 			return
 		}
 		for _, b := range []struct{ out, pkg string }{{"aibom-controller", "./cmd/controller"}, {"aibom", "./cmd/aibom"}} {
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(binDir, b.out), b.pkg)
+			cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", filepath.Join(binDir, b.out), b.pkg)
 			cmd.Dir = repoPath()
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				binErr = fmt.Errorf("go build %s: %v: %s", b.pkg, err, msg)
