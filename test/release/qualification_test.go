@@ -77,6 +77,9 @@ func TestQualification(t *testing.T) {
 	// Metrics: HTTPS; no token is 401, a token without the reader role is
 	// 403, a ServiceAccount bound to aibom-metrics-reader reads them.
 	metricsURL := "https://" + metricsAddr + "/metrics"
+	// The metrics server may start listening just after /readyz turns OK:
+	// wait for its first answer.
+	require.Eventually(t, func() bool { return scrape(t, metricsURL, "").status != 0 }, eventually, tick, "the metrics endpoint never answered")
 	require.Equal(t, http.StatusUnauthorized, scrape(t, metricsURL, "").status)
 	stranger := newServiceAccount(t, "default", "stranger")
 	require.Equal(t, http.StatusForbidden, scrape(t, metricsURL, stranger).status)
@@ -115,7 +118,7 @@ spec:
 	aibom := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Model == "meta-llama/Llama-3.1-8B-Instruct" }, logs)
 	doc := []byte(aibom.Status.Document)
 	require.NoError(t, document.ValidateSchema(doc), "a valid CycloneDX 1.6 document")
-	require.Contains(t, string(doc), `"specVersion": "1.6"`)
+	require.Contains(t, string(doc), `"specVersion":"1.6"`)
 	require.Contains(t, string(doc), digest)
 	require.Equal(t, readVersion(t), toolVersion(t, doc), "the document names the controller's VERSION")
 	require.Equal(t, aibom.Generation, aibom.Status.ObservedGeneration)
