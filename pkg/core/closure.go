@@ -22,6 +22,17 @@ type Descendants struct {
 	// Misses lists kinds the closure could not read (the walk degrades the
 	// same way: their children stay roots).
 	Misses []string
+	// Live are the UIDs of the objects of kinds read live (the get/list
+	// fallback, no events) the closure passed through: when one of them is
+	// found gone, this root is re-evaluated.
+	Live []types.UID
+}
+
+// LiveReads is implemented by a Store that reads some kinds live, without
+// events (the get/list fallback).
+type LiveReads interface {
+	// ReadsLive reports whether a kind is read live.
+	ReadsLive(e Entry) bool
 }
 
 // Owned returns the absorbed workloads as "<Kind>/<name>", sorted by kind then
@@ -64,6 +75,7 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 		ctx = WithReadMemo(ctx)
 	}
 	hints, _ := c.Store.(ControllerKindHints)
+	live, _ := c.Store.(LiveReads)
 	// The root's own controller chain. A tracked object on it that is also a
 	// descendant shares an ownerReference cycle with the root: the walk makes
 	// every tracked member of a cycle its own root, so none is absorbed.
@@ -103,6 +115,9 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 				seen[child.GetUID()] = true
 				if e.Tracked() && ownChain[child.GetUID()] {
 					continue
+				}
+				if live != nil && live.ReadsLive(e) {
+					out.Live = append(out.Live, child.GetUID())
 				}
 				if e.Tracked() {
 					out.Tracked = append(out.Tracked, child)

@@ -84,7 +84,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Interval: opts.DiscoveryInterval,
 		Log:      logger.WithName("supervisor"),
 	}
-	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache()}
+	namespaces := NewNamespaceSet()
+	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache()}
 	r := &Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
@@ -96,7 +97,10 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		MaxDocumentBytes: opts.MaxDocumentBytes,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
+		Mapper:           &sup.Mapper,
+		Queue:            &sup.queue,
 	}
+	sup.Mapper.Written = &r.written
 	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{
 		Reconciler:              r,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
@@ -116,6 +120,16 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	// The enqueue filter of the event path, kept on every replica.
+	nsInformer, err := mgr.GetCache().GetInformer(ctx, ns, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, nil, fmt.Errorf("core setup: namespace informer: %w", err)
+	}
+	reg, err := nsInformer.AddEventHandler(namespaces.Handler())
+	if err != nil {
+		return nil, nil, fmt.Errorf("core setup: namespace filter: %w", err)
+	}
+	namespaces.synced = reg.HasSynced
 	if err := ctrl.Watch(source.TypedKind[client.Object, Request](mgr.GetCache(), client.Object(ns), sup.Mapper.ForNamespaces())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch namespaces: %w", err)
 	}
