@@ -180,6 +180,9 @@ type ControllerOptions struct {
 	Config *rest.Config
 	// ScrapeRetry: how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
+	// Lag, when set, delays the controller's watch events and fails its
+	// reads by resource (see Lag).
+	Lag *Lag
 	// LeaderElection, when set, makes the manager campaign for a Lease; the
 	// controller is then started without waiting for the supervisor's first
 	// discovery (a replica that does not lead runs no controller). Use
@@ -215,7 +218,12 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	counter := &RequestCounter{}
 	l := &link{}
 	cfg := rest.CopyConfig(base)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return l.wrap(counter.Wrap(rt)) }
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if opts.Lag != nil {
+			rt = opts.Lag.wrap(rt)
+		}
+		return l.wrap(counter.Wrap(rt))
+	}
 	mgrOpts := ctrl.Options{
 		Scheme:                 Scheme(),
 		Cache:                  core.CacheOptions(),
