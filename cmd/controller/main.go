@@ -48,6 +48,7 @@ func run() error {
 		maxDocBytes       int
 		concurrency       int
 		discoveryInterval time.Duration
+		resyncInterval    time.Duration
 		showVersion       bool
 		listAdapters      bool
 		zapOpts           = zap.Options{Development: false}
@@ -63,6 +64,7 @@ func run() error {
 	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
+	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); see docs/plugins.md.")
@@ -140,6 +142,7 @@ func run() error {
 		MaxDocumentBytes:        maxDocBytes,
 		MaxConcurrentReconciles: concurrency,
 		DiscoveryInterval:       discoveryInterval,
+		ResyncInterval:          resyncInterval,
 	})
 	if err != nil {
 		return err

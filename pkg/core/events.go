@@ -370,6 +370,7 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 			}
 		},
 		DeleteFunc: func(_ context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {
+			forgetObservation(ev.Object.UID)
 			m.enqueueSubject(ev.Object, q)
 		},
 	}

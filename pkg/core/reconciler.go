@@ -242,6 +242,12 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		return OutcomeUnchanged, nil
 	}
 	status, ready, truncated := rep.Status, rep.Ready, rep.Truncated
+	if sameSubject && existing.Status.InputHash == inputs.Hash {
+		// Same inputs, another stored document: not ours (forged, or its
+		// hash): repaired below.
+		log.FromContext(ctx).Info("stored document is not what the controller wrote; rewriting it",
+			"aibom", key.Name, "storedDocumentSHA256", existing.Status.DocumentSHA256, "documentSHA256", rep.Status.DocumentSHA256)
+	}
 	outcome := OutcomeUpdated
 	switch {
 	case rep.ScrapeErr != nil:

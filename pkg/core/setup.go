@@ -40,6 +40,12 @@ type Options struct {
 	DiscoveryInterval time.Duration
 	// ScrapeRetry is how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
+	// ResyncInterval is how often every root is re-verified (the safety
+	// net for lost events; default DefaultResyncInterval, negative: never).
+	ResyncInterval time.Duration
+	// ResyncRate paces a re-verification pass, in enqueues per second
+	// (default DefaultResyncRate).
+	ResyncRate float64
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
@@ -144,6 +150,14 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	}
 	if err := mgr.Add(sup); err != nil {
 		return nil, nil, fmt.Errorf("core setup: supervisor: %w", err)
+	}
+	if opts.ResyncInterval == 0 {
+		opts.ResyncInterval = DefaultResyncInterval
+	}
+	if opts.ResyncInterval > 0 {
+		if err := mgr.Add(resyncLoop{sup: sup, interval: opts.ResyncInterval, rate: opts.ResyncRate}); err != nil {
+			return nil, nil, fmt.Errorf("core setup: re-verification: %w", err)
+		}
 	}
 	return r, sup, nil
 }

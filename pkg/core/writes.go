@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -84,12 +83,30 @@ const forgedPrefix = "stored-document-hashes-to:"
 // to when the two disagree. The reconciler compares that value with the hash
 // of the document it would write: a document replaced behind the
 // controller's back, with or without its hash, is seen and rewritten.
+//
+// An informer may transform the same object twice (its document already
+// dropped the second time): the observation is remembered per AIBOM UID and
+// resourceVersion, values the API server sets and nobody can forge.
 func observeDocument(a *v1alpha1.AIBOM) {
-	if a.Status.Document == "" && (a.Status.DocumentSHA256 == "" || strings.HasPrefix(a.Status.DocumentSHA256, forgedPrefix)) {
-		return // nothing stored, or already observed
+	if prev, ok := observations.Load(a.UID); ok && a.UID != "" && prev.(observation).resourceVersion == a.ResourceVersion {
+		a.Status.DocumentSHA256 = prev.(observation).sha
+		return
 	}
-	sum := sha256.Sum256([]byte(a.Status.Document))
-	if got := hex.EncodeToString(sum[:]); got != a.Status.DocumentSHA256 {
-		a.Status.DocumentSHA256 = forgedPrefix + got
+	if a.Status.Document != "" || a.Status.DocumentSHA256 != "" {
+		sum := sha256.Sum256([]byte(a.Status.Document))
+		if got := hex.EncodeToString(sum[:]); got != a.Status.DocumentSHA256 {
+			a.Status.DocumentSHA256 = forgedPrefix + got
+		}
+	}
+	if a.UID != "" {
+		observations.Store(a.UID, observation{resourceVersion: a.ResourceVersion, sha: a.Status.DocumentSHA256})
 	}
 }
+
+// observations: AIBOM UID -> the last version observeDocument saw.
+var observations sync.Map
+
+type observation struct{ resourceVersion, sha string }
+
+// forgetObservation drops a deleted AIBOM's observation.
+func forgetObservation(uid types.UID) { observations.Delete(uid) }

@@ -180,6 +180,9 @@ type ControllerOptions struct {
 	Config *rest.Config
 	// ScrapeRetry: how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
+	// ResyncInterval of the periodic re-verification; default one hour (as
+	// DiscoveryInterval). Controller.Supervisor.Resync runs a pass at once.
+	ResyncInterval time.Duration
 	// Lag, when set, delays the controller's watch events and fails its
 	// reads by resource (see Lag).
 	Lag *Lag
@@ -206,6 +209,9 @@ type LeaderElection struct {
 func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Adapter) (*Controller, error) {
 	if opts.DiscoveryInterval == 0 {
 		opts.DiscoveryInterval = time.Hour
+	}
+	if opts.ResyncInterval == 0 {
+		opts.ResyncInterval = time.Hour
 	}
 	base := e.Config
 	if opts.Config != nil {
@@ -246,7 +252,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, sup, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
-		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry})
+		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval})
 	if err != nil {
 		cancel()
 		return nil, err
