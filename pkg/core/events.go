@@ -371,6 +371,7 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 		},
 		DeleteFunc: func(_ context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {
 			forgetObservation(ev.Object.UID)
+			m.Written.forgetDeleted(ev.Object)
 			m.enqueueSubject(ev.Object, q)
 		},
 	}

@@ -55,6 +55,18 @@ func (l *writeLog) store(key client.ObjectKey, rec writeRecord) { l.m.Store(key,
 // Delete forgets an AIBOM (deleted by us, or found gone).
 func (l *writeLog) Delete(key client.ObjectKey) { l.m.Delete(key) }
 
+// forgetDeleted drops the record of an AIBOM seen deleted, unless the record
+// is of a newer AIBOM under the same name.
+func (l *writeLog) forgetDeleted(a *v1alpha1.AIBOM) {
+	if l == nil {
+		return
+	}
+	key := client.ObjectKeyFromObject(a)
+	if rec, ok := l.load(key); ok && rec.uid == a.UID {
+		l.m.Delete(key)
+	}
+}
+
 // lagging reports whether a cached AIBOM predates our last write to it.
 func (rec writeRecord) lagging(cached *v1alpha1.AIBOM) bool {
 	return slices.Contains(rec.behind, cached.ResourceVersion)
