@@ -94,12 +94,10 @@ func (o MapOp) String() string {
 // cycle check, which must not circulate in the queue forever.
 const maxLevels = 4096
 
-// OnAdd handles the creation of an object of a registered kind.
+// OnAdd handles the creation of an object of a registered kind. A creation
+// invalidates no cached level: levels that a new owner could change (owner
+// not found) are never cached.
 func (m EventMapper) OnAdd(_ context.Context, e Entry, obj client.Object, q adder) {
-	if e.GroupKind() != PodGroupKind {
-		// A new owner can change what its (earlier) children resolve to.
-		m.Roots.invalidate(obj.GetNamespace())
-	}
 	m.enqueue(e, obj, true, q)
 }
 
@@ -203,12 +201,26 @@ func (m EventMapper) Process(ctx context.Context, req Request, q adder) bool {
 // next level's request; without one, the object is the root and is
 // reconciled (when tracked).
 func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
+	// Levels resolved before are followed here, map lookups only; the
+	// first one not cached costs this item its reads.
+	for {
+		next, found := m.Roots.level(req.Namespace, req.UID)
+		if !found {
+			break
+		}
+		if next == nil || next.Op != OpRootOf {
+			addLevel(next, req, q)
+			return
+		}
+		if req.Level+1 >= maxLevels {
+			return
+		}
+		n := *next
+		n.Level = req.Level + 1
+		req = n
+	}
 	entry, ok := m.Registry.Lookup(req.GroupKind)
 	if !ok {
-		return
-	}
-	if next, found := m.Roots.level(req.Namespace, req.UID); found {
-		addLevel(next, req, q)
 		return
 	}
 	epoch := m.Roots.epoch(req.Namespace)
@@ -232,14 +244,32 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 	case walk.Owner != nil:
 		next = &Request{Op: OpRootOf, GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)}
 	case walk.Reason == ReasonNotSynced:
-		// Undecided, and not cached: the owner kind's sync replays its
-		// objects, and with them this level.
+		// Undecided: the owner kind's sync replays its objects, and with
+		// them this level.
 		return
 	case entry.Tracked():
 		next = &Request{GroupKind: entry.GroupKind(), Namespace: req.Namespace, Name: req.Name}
 	}
-	m.Roots.remember(req.Namespace, req.UID, epoch, next)
+	if cacheable(walk) {
+		m.Roots.remember(req.Namespace, req.UID, epoch, next)
+	}
 	addLevel(next, req, q)
+}
+
+// cacheable reports whether a level's outcome holds until an ownership
+// change in its namespace (a deletion, an ownerReference or UID change): an
+// owner found, or a walk that ended for a reason no creation can change. An
+// owner not found yet (it may arrive) or a kind not readable yet (it may
+// sync) is resolved again next time.
+func cacheable(w WalkResult) bool {
+	if w.Owner != nil {
+		return true
+	}
+	switch w.Reason {
+	case ReasonRoot, ReasonUntrackedKind, ReasonDepthCap, ReasonCycle, ReasonUIDMismatch:
+		return true
+	}
+	return false
 }
 
 func addLevel(next *Request, from Request, q adder) {

@@ -10,10 +10,11 @@ import (
 
 // RootCache remembers, per object UID, what one ownership level above it
 // resolved to (the next OpRootOf, the root's reconcile, or nothing), so that
-// the frequent events (a pod's running image changing) skip the walk. A
-// level is valid until an ownership change in its namespace: a creation of a
-// non-pod object, a deletion, an ownerReference or UID change, an opt-in
-// change. Each namespace has its own epoch, so one tenant's churn does not
+// the frequent events (a pod's running image changing) skip the walk, and a
+// climb through cached levels costs one queue item. A level is valid until
+// an ownership change in its namespace: a deletion, an ownerReference or UID
+// change, an opt-in change (levels a creation could change are not cached).
+// Each namespace has its own epoch, so one tenant's churn does not
 // invalidate another's levels.
 //
 // It also remembers which roots' closures passed through objects read live

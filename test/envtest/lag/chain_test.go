@@ -51,36 +51,47 @@ func timeToAIBOM(t *testing.T, ns, name string) time.Duration {
 	return time.Since(start)
 }
 
-// Issue #15 item 5. A 600-Deployment controller chain in a namespace that
-// never opted in, created and touched, must not delay another namespace's
-// first AIBOM beyond normal queueing: informer handlers only enqueue, and
-// that namespace's events stop at the enqueue filter. The delay is measured
-// against the same AIBOM's time without the chain; the bound (2 s) is
-// generous next to what is measured.
+// Issue #15 item 5. A 600-Deployment controller chain, created and touched,
+// must not delay another namespace's first AIBOM beyond normal queueing:
+// informer handlers only enqueue, a namespace that did not opt in stops at
+// the enqueue filter, and in an opted-in namespace the chain is resolved one
+// bounded queue item per level. The delay is measured against the same
+// AIBOM's time without the chain; the bound (2 s) is generous next to what
+// is measured.
 func TestLongChainElsewhereDoesNotDelayANewAIBOM(t *testing.T) {
-	const n = 600
-	c := startController(t, &harness.Lag{})
-	tenant := env.NewNamespace(t, "lag", true)
-	warmup := timeToAIBOM(t, tenant, "warmup")
-	baseline := timeToAIBOM(t, tenant, "baseline")
-	t.Logf("first AIBOM of the controller: %s", warmup.Round(time.Millisecond))
+	for _, tc := range []struct {
+		name    string
+		optedIn bool
+	}{{"not-opted-in", false}, {"opted-in", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 600
+			c := startController(t, &harness.Lag{})
+			tenant := env.NewNamespace(t, "lag", true)
+			warmup := timeToAIBOM(t, tenant, "warmup")
+			baseline := timeToAIBOM(t, tenant, "baseline")
+			t.Logf("first AIBOM of the controller: %s", warmup.Round(time.Millisecond))
 
-	attacker := env.NewNamespace(t, "chain", false)
-	var prev *appsv1.Deployment
-	var bottom *appsv1.Deployment
-	for i := range n {
-		d := deployment(attacker, fmt.Sprintf("d%03d", i), prev)
-		require.NoError(t, env.Client.Create(context.Background(), d))
-		prev, bottom = d, d
+			attacker := env.NewNamespace(t, "chain", tc.optedIn)
+			var prev *appsv1.Deployment
+			for i := range n {
+				d := deployment(attacker, fmt.Sprintf("d%03d", i), prev)
+				require.NoError(t, env.Client.Create(context.Background(), d))
+				prev = d
+			}
+			// Touch the bottom of the chain.
+			patch := client.MergeFrom(prev.DeepCopy())
+			prev.Annotations = map[string]string{"touched": "yes"}
+			require.NoError(t, env.Client.Patch(context.Background(), prev, patch))
+
+			withChain := timeToAIBOM(t, tenant, "victim")
+			t.Logf("time to a new AIBOM: %s without the chain, %s right after a %d-Deployment chain was created and touched in a namespace (opted in: %v) (delay %s)",
+				baseline.Round(time.Millisecond), withChain.Round(time.Millisecond), n, tc.optedIn, (withChain - baseline).Round(time.Millisecond))
+			require.Less(t, withChain-baseline, 2*time.Second)
+			if tc.optedIn {
+				env.Conservation(c, tenant, attacker).Eventually(t, eventually)
+			} else {
+				require.NoError(t, env.Conservation(c, tenant, attacker).Verify(context.Background()))
+			}
+		})
 	}
-	// Touch the bottom of the chain.
-	patch := client.MergeFrom(bottom.DeepCopy())
-	bottom.Annotations = map[string]string{"touched": "yes"}
-	require.NoError(t, env.Client.Patch(context.Background(), bottom, patch))
-
-	withChain := timeToAIBOM(t, tenant, "victim")
-	t.Logf("time to a new AIBOM: %s without the chain, %s right after a %d-Deployment chain was created and touched in a namespace that did not opt in (delay %s)",
-		baseline.Round(time.Millisecond), withChain.Round(time.Millisecond), n, (withChain - baseline).Round(time.Millisecond))
-	require.Less(t, withChain-baseline, 2*time.Second)
-	require.NoError(t, env.Conservation(c, tenant, attacker).Verify(context.Background()))
 }
