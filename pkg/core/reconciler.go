@@ -164,6 +164,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 			log.FromContext(ctx).Info("workload gone with its kind's CustomResourceDefinition; AIBOM kept")
 			return OutcomeKindUnavailable, nil
 		}
+		r.forgetReach(req)
 		return OutcomeDeleted, r.deleteAIBOM(ctx, aibomKey, "workload deleted")
 	}
 	if errors.Is(err, ErrKindNotReady) {
@@ -185,6 +186,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	}
 	if walk.Owner != nil {
 		log.FromContext(ctx).V(1).Info("rolled up into tracked owner", "owner", walk.Owner.GroupKind.String()+"/"+walk.Owner.Name, "hops", walk.Hops)
+		r.forgetReach(req)
 		return OutcomeRolledUp, r.deleteAIBOM(ctx, aibomKey, "rolled up into "+walk.Owner.GroupKind.Kind+"/"+walk.Owner.Name)
 	}
 	r.countMiss(ctx, walk)
@@ -195,6 +197,8 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	}
 	r.countClosureMisses(ctx, desc)
 	if r.Mapper != nil {
+		// Live-read objects raise no events: remember what this root
+		// reached, so that their disappearance re-evaluates it.
 		r.Mapper.Roots.rememberReach(req, desc.Live)
 	}
 	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
@@ -469,6 +473,13 @@ func (r *Reconciler) countClosureMisses(ctx context.Context, desc Descendants) {
 			log.FromContext(ctx).Info("descendant closure could not read a kind; what lies below its objects is missing from root documents (logged once per kind)",
 				"kind", kind)
 		}
+	}
+}
+
+// forgetReach drops what a workload that is no longer a root reached.
+func (r *Reconciler) forgetReach(req Request) {
+	if r.Mapper != nil {
+		r.Mapper.Roots.rememberReach(req, nil)
 	}
 }
 
