@@ -61,6 +61,7 @@ func run() error {
 		concurrency       int
 		discoveryInterval time.Duration
 		readinessInterval time.Duration
+		resyncInterval    time.Duration
 		showVersion       bool
 		listAdapters      bool
 		zapOpts           = zap.Options{Development: false}
@@ -80,6 +81,7 @@ func run() error {
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
 	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
+	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); see docs/plugins.md.")
@@ -176,6 +178,7 @@ func run() error {
 		ReportAll:               report == "all",
 		MaxConcurrentReconciles: concurrency,
 		DiscoveryInterval:       discoveryInterval,
+		ResyncInterval:          resyncInterval,
 	})
 	if err != nil {
 		return err

@@ -47,6 +47,7 @@ func run() error {
 	flag.IntVar(&opts.Writers, "writers", 8, "Concurrent writers of the load, the annotation pass and the write replay.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 0, "Passed to the controller (0: its default).")
 	flag.DurationVar(&opts.DiscoveryInterval, "discovery-interval", 0, "Passed to the controller (0: its default).")
+	flag.DurationVar(&opts.ResyncInterval, "resync-interval", 0, "Passed to the controller (0: its default); the quiet period shows the cost of its passes.")
 	flag.DurationVar(&opts.Quiet, "quiet", 30*time.Second, "How long to watch the steady state after the annotation pass.")
 	flag.DurationVar(&opts.Timeout, "timeout", 15*time.Minute, "Bound of each wait.")
 	flag.BoolVar(&opts.Replay, "replay", true, "Re-issue the controller's cold-start writes after it stopped, to time the API server's own share.")

@@ -197,7 +197,7 @@ func TestLastWrittenForgottenWhenTheAIBOMIsGone(t *testing.T) {
 	ctx := context.Background()
 	_, err := f.r.Reconcile(ctx, f.req)
 	require.NoError(t, err)
-	_, ok := f.r.written.Load(f.key)
+	_, ok := f.r.written.load(f.key)
 	require.True(t, ok, "the write is remembered")
 
 	// The workload is deleted; garbage collection removes its AIBOM first.
@@ -205,7 +205,7 @@ func TestLastWrittenForgottenWhenTheAIBOMIsGone(t *testing.T) {
 	f.r.Store = NewMemoryStore(nil)
 	_, err = f.r.Reconcile(ctx, f.req)
 	require.NoError(t, err)
-	_, ok = f.r.written.Load(f.key)
+	_, ok = f.r.written.load(f.key)
 	require.False(t, ok, "the last-written entry outlived the AIBOM")
 }
 

@@ -262,6 +262,12 @@ func (c *countingStore) Get(ctx context.Context, e Entry, namespace, name string
 	return c.Store.Get(ctx, e, namespace, name)
 }
 
+// ReadsLive passes the store's answer through (LiveReads).
+func (c *countingStore) ReadsLive(e Entry) bool {
+	l, ok := c.Store.(LiveReads)
+	return ok && l.ReadsLive(e)
+}
+
 // MayBeControlledBy passes the store's hints through (ControllerKindHints).
 func (c *countingStore) MayBeControlledBy(child Entry, owner schema.GroupKind) bool {
 	if h, ok := c.Store.(ControllerKindHints); ok {

@@ -29,6 +29,10 @@ type Descendants struct {
 	// path declared for them (adapter.Kind.PodOwners of their nearest
 	// tracked ancestor): not attributed, their digests never counted.
 	Unfit []UnfitPod
+	// Live are the UIDs of the objects of kinds read live (the get/list
+	// fallback, no events) the closure passed through: when one of them is
+	// found gone, this root is re-evaluated.
+	Live []types.UID
 }
 
 // UnfitPod is a pod whose controller is not a declared pod owner of the
@@ -42,6 +46,13 @@ type UnfitPod struct {
 	// absorbed workload), as "<Kind>/<name>", and WorkloadKind its kind.
 	Workload     string
 	WorkloadKind schema.GroupKind
+}
+
+// LiveReads is implemented by a Store that reads some kinds live, without
+// events (the get/list fallback).
+type LiveReads interface {
+	// ReadsLive reports whether a kind is read live.
+	ReadsLive(e Entry) bool
 }
 
 // Owned returns the absorbed workloads as "<Kind>/<name>", sorted by kind then
@@ -88,6 +99,7 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 		ctx = WithReadMemo(ctx)
 	}
 	hints, _ := c.Store.(ControllerKindHints)
+	live, _ := c.Store.(LiveReads)
 	// The root's own controller chain. A tracked object on it that is also a
 	// descendant shares an ownerReference cycle with the root: the walk makes
 	// every tracked member of a cycle its own root, so none is absorbed.
@@ -130,6 +142,9 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 					continue
 				}
 				next := frontier{obj: child, depth: depth, anchor: parent.anchor, anchorName: parent.anchorName}
+				if live != nil && live.ReadsLive(e) {
+					out.Live = append(out.Live, child.GetUID())
+				}
 				if e.Tracked() {
 					out.Tracked = append(out.Tracked, child)
 					next.depth, next.anchor, next.anchorName = 0, e.Kind, child.GetName()

@@ -3,6 +3,11 @@ package core
 import (
 	"context"
 	"reflect"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,43 +23,114 @@ import (
 
 type queue = workqueue.TypedRateLimitingInterface[Request]
 
+// adder is the part of a queue the event mapper uses.
+type adder interface{ Add(Request) }
+
 // EventMapper maps events on registered kinds, namespaces and AIBOMs to the
-// tracked workloads they concern. A pod's or a descendant's create, delete or
-// relevant change enqueues the root it belongs to (through the UID-checked
-// walk); a creation or deletion also re-evaluates the tracked descendants,
-// which become roots when their owner goes away.
+// tracked workloads they concern, in two halves:
+//
+//   - in the informers' handlers (OnAdd, OnUpdate, OnDelete, ForNamespaces,
+//     ForAIBOMs) it only enqueues, in constant time per event, without a
+//     read: the object itself when it is tracked, a request to find the root
+//     above its controller owner (OpRootOf), and on a creation, a deletion,
+//     an ownership or a UID change a request to re-evaluate its tracked
+//     descendants (OpDescendants). Events of objects in namespaces that have
+//     not opted in are dropped by the enqueue filter (Namespaces) and cost
+//     nothing more;
+//   - in the controller's workers (Process) it resolves those requests: one
+//     ownership level per request, at most MaxWalkDepth hops (the walk's own
+//     bound), each level cached by UID until an ownership change in its
+//     namespace (RootCache). A chain of any length is resolved one queue item
+//     at a time, interleaved with every other namespace's work.
 type EventMapper struct {
 	Registry *Registry
 	Store    Store
 	// Reader lists AIBOMs when a namespace opts in or out.
 	Reader client.Reader
+	// Namespaces is the enqueue filter; nil lets every event through.
+	Namespaces *NamespaceSet
+	// Written lets the AIBOM handler recognise the controller's own status
+	// writes coming back; may be nil.
+	Written *writeLog
+	// Roots caches resolved ownership levels; may be nil.
+	Roots *RootCache
 }
 
-func (m EventMapper) walker() Walker { return Walker{Registry: m.Registry, Store: m.Store} }
+// MapOp says what a Request asks of the worker.
+type MapOp uint8
 
-// OnAdd handles the creation of an object of a registered kind.
-func (m EventMapper) OnAdd(ctx context.Context, e Entry, obj client.Object, q queue) {
-	m.enqueue(ctx, e, obj, true, q)
+const (
+	// OpReconcile reconciles the tracked workload the request names.
+	OpReconcile MapOp = iota
+	// OpRootOf finds the root above the object the request names (by kind,
+	// namespace, name and UID): one ownership level, then either the
+	// workload's reconcile or the next level's OpRootOf.
+	OpRootOf
+	// OpDescendants re-evaluates the tracked descendants of the object the
+	// request names (which may be gone: only its kind, name and UID are
+	// used).
+	OpDescendants
+	// OpNamespace re-evaluates every tracked workload and every AIBOM
+	// subject of the request's namespace (its opt-in changed).
+	OpNamespace
+)
+
+func (o MapOp) String() string {
+	switch o {
+	case OpRootOf:
+		return "root_of"
+	case OpDescendants:
+		return "descendants"
+	case OpNamespace:
+		return "namespace"
+	default:
+		return "reconcile"
+	}
+}
+
+// maxLevels bounds the OpRootOf levels one event may climb: tracked owners of
+// tracked owners, each level at most MaxWalkDepth hops. Real chains have a
+// handful; a longer one is an ownerReference cycle too long for the walk's
+// cycle check, which must not circulate in the queue forever.
+const maxLevels = 4096
+
+// OnAdd handles the creation of an object of a registered kind. A creation
+// invalidates no cached level: levels that a new owner could change (owner
+// not found) are never cached.
+func (m EventMapper) OnAdd(_ context.Context, e Entry, obj client.Object, q adder) {
+	m.enqueue(e, obj, true, q)
 }
 
 // OnUpdate handles an update of an object of a registered kind.
-func (m EventMapper) OnUpdate(ctx context.Context, e Entry, oldObj, newObj client.Object, q queue) {
-	ownersChanged := !reflect.DeepEqual(oldObj.GetOwnerReferences(), newObj.GetOwnerReferences())
-	if ownersChanged {
-		m.enqueue(ctx, e, oldObj, false, q)
+func (m EventMapper) OnUpdate(_ context.Context, e Entry, oldObj, newObj client.Object, q adder) {
+	if oldObj.GetUID() != newObj.GetUID() {
+		// Deleted and re-created under the same name, seen as one update
+		// (a relist after a watch gap): the children of both objects are
+		// re-walked, the stale ones become roots.
+		m.Roots.invalidate(newObj.GetNamespace())
+		m.enqueue(e, oldObj, true, q)
+		m.enqueue(e, newObj, true, q)
+		return
 	}
-	if ownersChanged || relevantChange(e, oldObj, newObj) {
-		m.enqueue(ctx, e, newObj, ownersChanged, q)
+	if !reflect.DeepEqual(oldObj.GetOwnerReferences(), newObj.GetOwnerReferences()) {
+		m.Roots.invalidate(newObj.GetNamespace())
+		m.enqueue(e, oldObj, false, q)
+		m.enqueue(e, newObj, true, q)
+		return
+	}
+	if relevantChange(e, oldObj, newObj) {
+		m.enqueue(e, newObj, false, q)
 	}
 }
 
 // OnDelete handles the deletion of an object of a registered kind.
-func (m EventMapper) OnDelete(ctx context.Context, e Entry, obj client.Object, q queue) {
-	m.enqueue(ctx, e, obj, true, q)
+func (m EventMapper) OnDelete(_ context.Context, e Entry, obj client.Object, q adder) {
+	m.Roots.invalidate(obj.GetNamespace())
+	m.enqueue(e, obj, true, q)
 }
 
 // InformerHandler adapts the mapper to a client-go informer of one kind.
-func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q queue) toolscache.ResourceEventHandler {
+func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q adder) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if o, ok := obj.(client.Object); ok {
@@ -79,23 +155,149 @@ func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q queue) tool
 	}
 }
 
-// enqueue adds the object itself (when tracked), the root it belongs to,
-// and, when withDescendants, its tracked descendants.
-func (m EventMapper) enqueue(ctx context.Context, e Entry, obj client.Object, withDescendants bool, q queue) {
+// enqueue is the whole of an informer event's work: the object itself (when
+// tracked), the root above its controller owner, and, withDescendants, its
+// tracked descendants, as requests for the workers. No read, no walk.
+func (m EventMapper) enqueue(e Entry, obj client.Object, withDescendants bool, q adder) {
 	if sq, ok := q.(*standbyQueue); ok && !sq.attached() {
 		return // a follower: everything is replayed once it leads
 	}
-	setGVK(obj, e)
-	if e.Tracked() {
-		q.Add(Request{GroupKind: e.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()})
-	}
-	if root := m.walker().Root(ctx, obj); root != nil {
-		q.Add(Request{GroupKind: root.GroupKind, Namespace: root.Namespace, Name: root.Name})
-	}
-	if !withDescendants {
+	ns := obj.GetNamespace()
+	if !m.Namespaces.OptedIn(ns) {
 		return
 	}
-	desc, err := Closure{Registry: m.Registry, Store: m.Store}.Descendants(ctx, obj)
+	if e.Tracked() {
+		q.Add(Request{GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName()})
+	}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		if gk := refGroupKind(ref); m.Registry.Registered(gk) {
+			q.Add(Request{Op: OpRootOf, GroupKind: gk, Namespace: ns, Name: ref.Name, UID: ref.UID})
+		}
+	}
+	if withDescendants {
+		q.Add(Request{Op: OpDescendants, GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName(), UID: obj.GetUID()})
+	}
+}
+
+// Process resolves a mapping request in a worker, adding what it maps to to
+// q. It reports false for a workload reconcile (OpReconcile), which is not
+// its to handle.
+func (m EventMapper) Process(ctx context.Context, req Request, q adder) bool {
+	switch req.Op {
+	case OpRootOf:
+		m.rootOf(ctx, req, q)
+	case OpDescendants:
+		m.descendants(ctx, req, q)
+	case OpNamespace:
+		m.enqueueNamespace(ctx, req.Namespace, q)
+	default:
+		return false
+	}
+	return true
+}
+
+// rootOf resolves one ownership level above the object req names: its
+// nearest tracked owner (at most MaxWalkDepth hops, UID-checked) gets the
+// next level's request; without one, the object is the root and is
+// reconciled (when tracked).
+func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
+	// Levels resolved before are followed here, map lookups only; the
+	// first one not cached costs this item its reads.
+	for {
+		next, found := m.Roots.level(req.Namespace, req.UID)
+		if !found {
+			break
+		}
+		if next == nil || next.Op != OpRootOf {
+			addLevel(next, req, q)
+			return
+		}
+		if req.Level+1 >= maxLevels {
+			return
+		}
+		n := *next
+		n.Level = req.Level + 1
+		req = n
+	}
+	entry, ok := m.Registry.Lookup(req.GroupKind)
+	if !ok {
+		return
+	}
+	epoch := m.Roots.epoch(req.Namespace)
+	obj, err := m.Store.Get(ctx, entry, req.Namespace, req.Name)
+	if (err == nil && obj.GetUID() != types.UID(req.UID)) || apierrors.IsNotFound(err) {
+		// Gone (or re-created). An object read live raises no event of its
+		// own: the root whose closure last passed through it is told.
+		if root, ok := m.Roots.reachedFrom(req.UID); ok {
+			q.Add(root)
+		}
+		return
+	}
+	if err != nil {
+		// Unreadable now: its kind's sync or recovery replays it.
+		return
+	}
+	setGVK(obj, entry)
+	var next *Request
+	walk := Walker{Registry: m.Registry, Store: m.Store}.TrackedOwner(ctx, obj)
+	switch {
+	case walk.Owner != nil:
+		next = &Request{Op: OpRootOf, GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)}
+	case walk.Reason == ReasonNotSynced:
+		// Undecided: the owner kind's sync replays its objects, and with
+		// them this level.
+		return
+	case entry.Tracked():
+		next = &Request{GroupKind: entry.GroupKind(), Namespace: req.Namespace, Name: req.Name}
+	}
+	if cacheable(walk) {
+		m.Roots.remember(req.Namespace, req.UID, epoch, next)
+	}
+	addLevel(next, req, q)
+}
+
+// cacheable reports whether a level's outcome holds until an ownership
+// change in its namespace (a deletion, an ownerReference or UID change): an
+// owner found, or a walk that ended for a reason no creation can change. An
+// owner not found yet (it may arrive) or a kind not readable yet (it may
+// sync) is resolved again next time.
+func cacheable(w WalkResult) bool {
+	if w.Owner != nil {
+		return true
+	}
+	switch w.Reason {
+	case ReasonRoot, ReasonUntrackedKind, ReasonDepthCap, ReasonCycle, ReasonUIDMismatch:
+		return true
+	}
+	return false
+}
+
+func addLevel(next *Request, from Request, q adder) {
+	if next == nil {
+		return
+	}
+	if next.Op == OpRootOf {
+		if from.Level+1 >= maxLevels {
+			return
+		}
+		next.Level = from.Level + 1
+	}
+	q.Add(*next)
+}
+
+// descendants enqueues the tracked descendants of the object req names.
+func (m EventMapper) descendants(ctx context.Context, req Request, q adder) {
+	entry, ok := m.Registry.Lookup(req.GroupKind)
+	if !ok {
+		return
+	}
+	// Only the kind, name and UID matter: the object may be gone.
+	stub := &metav1.PartialObjectMetadata{}
+	stub.SetGroupVersionKind(entry.GVK())
+	stub.SetNamespace(req.Namespace)
+	stub.SetName(req.Name)
+	stub.SetUID(req.UID)
+	desc, err := Closure{Registry: m.Registry, Store: m.Store}.Descendants(ctx, stub)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing descendants for an event; they are re-evaluated on their own next event")
 		return
@@ -114,8 +316,7 @@ func relevantChange(e Entry, oldObj, newObj client.Object) bool {
 		return !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj))
 	case e.Tracked():
 		return oldObj.GetGeneration() != newObj.GetGeneration() ||
-			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations()) ||
-			oldObj.GetUID() != newObj.GetUID()
+			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations())
 	default:
 		return false
 	}
@@ -139,24 +340,26 @@ func runningImages(obj client.Object) []any {
 }
 
 // ForNamespaces returns the handler for namespaces: a change of the opt-in
-// label enqueues every tracked workload in the namespace and the subject of
-// every AIBOM there (so that opting out deletes them all).
+// label asks the workers to re-evaluate every tracked workload in the
+// namespace and the subject of every AIBOM there (so that opting out deletes
+// them all).
 func (m EventMapper) ForNamespaces() handler.TypedEventHandler[client.Object, Request] {
 	return handler.TypedFuncs[client.Object, Request]{
-		CreateFunc: func(ctx context.Context, ev event.TypedCreateEvent[client.Object], q queue) {
+		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[client.Object], q queue) {
 			if ev.Object.GetLabels()[OptInLabel] == "true" {
-				m.enqueueNamespace(ctx, ev.Object.GetName(), q)
+				q.Add(Request{Op: OpNamespace, Namespace: ev.Object.GetName()})
 			}
 		},
-		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[client.Object], q queue) {
+		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q queue) {
 			if ev.ObjectOld.GetLabels()[OptInLabel] != ev.ObjectNew.GetLabels()[OptInLabel] {
-				m.enqueueNamespace(ctx, ev.ObjectNew.GetName(), q)
+				m.Roots.invalidate(ev.ObjectNew.GetName())
+				q.Add(Request{Op: OpNamespace, Namespace: ev.ObjectNew.GetName()})
 			}
 		},
 	}
 }
 
-func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q queue) {
+func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
 	for _, e := range m.Registry.TrackedEntries() {
 		objs, err := m.Store.InNamespace(ctx, e, ns)
 		if err != nil {
@@ -177,22 +380,34 @@ func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q queue) {
 	}
 }
 
-// ForAIBOMs returns the handler for AIBOM objects: an AIBOM deleted or
-// re-pointed by someone else is re-evaluated through its subject.
+// ForAIBOMs returns the handler for AIBOM objects: every AIBOM event maps
+// back to its subject. A create (a lagging cache may have skipped a delete
+// meanwhile), a delete, a re-pointed subject, and a status the controller did
+// not write (a forged document or input hash) each re-evaluate the subject,
+// whose reconcile repairs or removes the AIBOM. The controller's own status
+// writes coming back are recognised and cost nothing.
 func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Request] {
 	return handler.TypedFuncs[*v1alpha1.AIBOM, Request]{
-		UpdateFunc: func(ctx context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {
-			if ev.ObjectOld.Spec != ev.ObjectNew.Spec {
-				m.enqueueSubject(ev.ObjectNew, q)
+		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[*v1alpha1.AIBOM], q queue) {
+			m.enqueueSubject(ev.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {
+			o, n := ev.ObjectOld, ev.ObjectNew
+			statusChanged := o.Status.InputHash != n.Status.InputHash || o.Status.DocumentSHA256 != n.Status.DocumentSHA256 ||
+				!slices.Equal(o.Status.Absorbed, n.Status.Absorbed)
+			if o.Spec != n.Spec || (statusChanged && !m.Written.ownStatus(n)) {
+				m.enqueueSubject(n, q)
 			}
 		},
-		DeleteFunc: func(ctx context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {
+		DeleteFunc: func(_ context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {
+			forgetObservation(ev.Object.UID)
+			m.Written.forgetDeleted(ev.Object)
 			m.enqueueSubject(ev.Object, q)
 		},
 	}
 }
 
-func (m EventMapper) enqueueSubject(a *v1alpha1.AIBOM, q queue) {
+func (m EventMapper) enqueueSubject(a *v1alpha1.AIBOM, q adder) {
 	if gk, ok := subjectGroupKind(a); ok && m.Registry.IsTracked(gk) {
 		q.Add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
 	}

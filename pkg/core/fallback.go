@@ -108,6 +108,19 @@ func (s *Supervisor) startFallback(ctx context.Context, e Entry) {
 	go s.probeKind(kctx, kw)
 }
 
+// syncFallback makes a kind on the fallback readable: one cluster-wide
+// metadata list records the kinds of controller its objects have
+// (MayBeControlledBy), so that closures list the kind only below such a
+// kind, as they query a cached kind. Live reads made later (walk hops,
+// closures' lists) keep the record growing.
+func (s *Supervisor) syncFallback(ctx context.Context, kw *kindWatch) error {
+	if _, err := s.liveList(ctx, kw, metav1.NamespaceAll); err != nil {
+		return err
+	}
+	kw.synced.Store(true)
+	return nil
+}
+
 // replayRoots enqueues the root above every object of a kind that just
 // became readable: walks that passed through it before found it unreadable.
 // An informer replays its objects when it syncs; this is the same for a kind
@@ -264,6 +277,7 @@ func (s *Supervisor) liveGet(ctx context.Context, kw *kindWatch, namespace, name
 		}
 		obj.SetGroupVersionKind(e.GVK())
 		_, _ = TransformMetadata(obj)
+		s.recordController(e, obj)
 		return obj, nil
 	})
 }
@@ -284,10 +298,20 @@ func (s *Supervisor) liveList(ctx context.Context, kw *kindWatch, namespace stri
 			item := &list.Items[i]
 			item.SetGroupVersionKind(e.GVK())
 			_, _ = TransformMetadata(item)
+			s.recordController(e, item)
 			out[i] = item
 		}
 		return out, nil
 	})
+}
+
+// recordController adds the kind of an object's controller to its kind's
+// record (MayBeControlledBy), as the informer transform does for cached
+// kinds.
+func (s *Supervisor) recordController(e Entry, obj client.Object) {
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		s.ownerKindsOf(e.GroupKind()).add(refGroupKind(ref))
+	}
 }
 
 // liveControlledBy returns the objects of a kind on the fallback whose

@@ -23,14 +23,23 @@ const (
 	// OutcomeKindUnavailable: the workload's kind is not served or its cache
 	// has not synced; its AIBOM, if any, is kept.
 	OutcomeKindUnavailable = "kind_unavailable"
-	OutcomeError           = "error"
+	// OutcomeOwnerNotSynced: the walk met a registered owner kind whose cache
+	// has not synced; nothing was created or deleted, and the workload is
+	// retried with backoff.
+	OutcomeOwnerNotSynced = "owner_not_synced"
+	OutcomeError          = "error"
 )
 
 var (
 	reconcileOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "aibom_workload_reconcile_outcomes_total",
-		Help: "Workload reconciles by tracked kind and outcome (created, updated, unchanged, rolled_up, not_opted_in, deleted, scrape_failed, build_failed, kind_unavailable, error).",
+		Help: "Workload reconciles by tracked kind and outcome (created, updated, unchanged, rolled_up, not_opted_in, deleted, scrape_failed, build_failed, kind_unavailable, owner_not_synced, error).",
 	}, []string{"kind", "outcome"})
+
+	eventMappings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "aibom_event_mappings_total",
+		Help: "Mapping requests resolved by the workers (root_of: one ownership level; descendants; namespace), by op.",
+	}, []string{"op"})
 
 	rollupUnresolved = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "aibom_rollup_unresolved_total",
@@ -59,7 +68,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
+	metrics.Registry.MustRegister(reconcileOutcomes, eventMappings, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
 }
 
 func setHealth(e Entry, healthy bool) {

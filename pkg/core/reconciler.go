@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,14 +32,27 @@ import (
 // OptInLabel is the namespace label that opts a namespace in.
 const OptInLabel = "aibom.dev/enabled"
 
-// Request names one tracked workload to reconcile.
+// Request names one tracked workload to reconcile (Op OpReconcile), or asks
+// a worker to map an event to the workloads it concerns (the other ops, see
+// EventMapper.Process).
 type Request struct {
 	schema.GroupKind
 	Namespace string
 	Name      string
+	// Op is what the worker does; the zero value reconciles the workload.
+	Op MapOp
+	// UID identifies the object of a mapping request.
+	UID types.UID
+	// Level counts the OpRootOf levels climbed from the event (bounded).
+	Level uint16
 }
 
-func (r Request) String() string { return r.GroupKind.String() + " " + r.Namespace + "/" + r.Name }
+func (r Request) String() string {
+	if r.Op == OpReconcile {
+		return r.GroupKind.String() + " " + r.Namespace + "/" + r.Name
+	}
+	return r.Op.String() + " " + r.GroupKind.String() + " " + r.Namespace + "/" + r.Name
+}
 
 // Reconciler turns a tracked workload into its AIBOM, or removes the AIBOM
 // when the workload is absorbed, deleted or its namespace opted out.
@@ -71,12 +85,21 @@ type Reconciler struct {
 	// ScrapeRetry is how soon a workload whose scrape failed is tried again
 	// (default 30s).
 	ScrapeRetry time.Duration
+	// Mapper resolves the event mapping requests (ops other than
+	// OpReconcile) into Queue; may be nil when no such request is sent.
+	Mapper *EventMapper
+	// Queue receives what Mapper maps to.
+	Queue interface{ Add(Request) }
+
+	// undecided counts, per workload, the consecutive reconciles whose walk
+	// met a kind not synced yet (the retry backoff).
+	undecided sync.Map // Request -> int
 
 	missLogged sync.Map // "<kind>/<reason>" -> true: one log line per kind per process
-	// written remembers the input hash last written per AIBOM, so that a
-	// reconcile running on a cache that has not yet seen our own write does
-	// not write the same status again.
-	written sync.Map // client.ObjectKey -> input hash
+	// written records what this process wrote to each AIBOM (writes.go), so
+	// that a reconcile running on a cache that has not yet seen our own write
+	// neither writes the same status again nor skips a delete.
+	written writeLog
 }
 
 // errStaleCache marks a write refused because the cache lagged behind the
@@ -92,9 +115,21 @@ func (r *Reconciler) Closure() Closure { return Closure{Registry: r.Registry, St
 
 // Reconcile implements reconcile.TypedReconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
+	if req.Op != OpReconcile {
+		if r.Mapper != nil && r.Queue != nil {
+			r.Mapper.Process(ctx, req, r.Queue)
+		}
+		eventMappings.WithLabelValues(req.Op.String()).Inc()
+		return reconcile.Result{}, nil
+	}
 	logger := log.FromContext(ctx).WithValues("kind", req.GroupKind.String(), "namespace", req.Namespace, "name", req.Name)
 	ctx = log.IntoContext(ctx, logger)
 	outcome, err := r.reconcileWorkload(ctx, req)
+	if outcome == OutcomeOwnerNotSynced {
+		reconcileOutcomes.WithLabelValues(req.Kind, outcome).Inc()
+		return reconcile.Result{RequeueAfter: r.undecidedBackoff(req)}, nil
+	}
+	r.undecided.Delete(req)
 	if errors.Is(err, errStaleCache) {
 		logger.V(1).Info("cache behind the API server; retrying shortly")
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
@@ -134,6 +169,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 			log.FromContext(ctx).Info("workload gone with its kind's CustomResourceDefinition; AIBOM kept")
 			return OutcomeKindUnavailable, nil
 		}
+		r.forgetReach(req)
 		return OutcomeDeleted, r.deleteAIBOM(ctx, aibomKey, "workload deleted")
 	}
 	if errors.Is(err, ErrKindNotReady) {
@@ -146,8 +182,16 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	}
 
 	walk := r.Walker().TrackedOwner(ctx, obj)
+	if walk.Reason == ReasonNotSynced {
+		// Tracked is what is registered, not what is synced: an owner kind
+		// that cannot be read yet may well absorb this workload. Neither
+		// report it nor remove its AIBOM; try again.
+		log.FromContext(ctx).V(1).Info("owner kind not synced yet; not deciding", "ownerKind", walk.MissKind)
+		return OutcomeOwnerNotSynced, nil
+	}
 	if walk.Owner != nil {
 		log.FromContext(ctx).V(1).Info("rolled up into tracked owner", "owner", walk.Owner.GroupKind.String()+"/"+walk.Owner.Name, "hops", walk.Hops)
+		r.forgetReach(req)
 		return OutcomeRolledUp, r.deleteAIBOM(ctx, aibomKey, "rolled up into "+walk.Owner.GroupKind.Kind+"/"+walk.Owner.Name)
 	}
 	r.countMiss(ctx, walk)
@@ -158,6 +202,11 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	}
 	r.countClosureMisses(ctx, desc)
 	r.reportUnfitPods(ctx, obj, desc)
+	if r.Mapper != nil {
+		// Live-read objects raise no events: remember what this root
+		// reached, so that their disappearance re-evaluates it.
+		r.Mapper.Roots.rememberReach(req, desc.Live)
+	}
 	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
 }
 
@@ -175,25 +224,46 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
 	if !r.ReportAll && inputs.Unmatched() {
 		// No AI signal: no AIBOM. An existing one (the workload changed, or
-		// every root was reported before) is deleted.
-		if existing == nil {
-			return OutcomeUnmatched, nil
-		}
+		// every root was reported before) is deleted; deleteAIBOM costs no
+		// request when there is none.
 		return OutcomeUnmatched, r.deleteAIBOM(ctx, key, "no AI signal (unmatched)")
 	}
-	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
-		if last, ok := r.written.Load(key); existing.Status.InputHash == inputs.Hash || (ok && last == inputs.Hash) {
-			if inputs.ScrapeErr != nil {
-				// Still failing the same way: nothing to write, but the
-				// failure is counted and retried (an adapter plugin may
-				// come back).
-				return OutcomeScrapeFailed, nil
-			}
-			return OutcomeUnchanged, nil
+	sameSubject := existing != nil && existing.Spec.Subject.UID == string(obj.GetUID())
+	if sameSubject {
+		rec, ok := r.written.load(key)
+		// Our last write, seen by the cache or not yet: nothing to write.
+		if ok && rec.inputHash == inputs.Hash && (rec.matches(existing) || rec.lagging(existing)) {
+			return unchangedOutcome(inputs.ScrapeErr), nil
+		}
+		if inputs.ScrapeErr != nil && existing.Status.InputHash == inputs.Hash {
+			// Still failing the same way: nothing to write, but the
+			// failure is counted and retried (an adapter plugin may
+			// come back).
+			return OutcomeScrapeFailed, nil
 		}
 	}
 	rep := inputs.Build()
+	if sameSubject && existing.Status.InputHash == inputs.Hash &&
+		(rep.ScrapeErr != nil || rep.BuildErr != nil || existing.Status.DocumentSHA256 == rep.Status.DocumentSHA256) {
+		// Not written by this process (or changed behind its back) but
+		// what it would write: verified, nothing to write. A stored
+		// document that differs (forged, or its hash) is rewritten below.
+		r.written.store(key, writeRecord{uid: existing.UID, inputHash: existing.Status.InputHash, docSHA: existing.Status.DocumentSHA256})
+		switch {
+		case rep.ScrapeErr != nil:
+			return OutcomeScrapeFailed, nil
+		case rep.BuildErr != nil:
+			return OutcomeBuildFailed, nil
+		}
+		return OutcomeUnchanged, nil
+	}
 	status, ready, truncated := rep.Status, rep.Ready, rep.Truncated
+	if sameSubject && existing.Status.InputHash == inputs.Hash {
+		// Same inputs, another stored document: not ours (forged, or its
+		// hash): repaired below.
+		log.FromContext(ctx).Info("stored document is not what the controller wrote; rewriting it",
+			"aibom", key.Name, "storedDocumentSHA256", existing.Status.DocumentSHA256, "documentSHA256", rep.Status.DocumentSHA256)
+	}
 	outcome := OutcomeUpdated
 	switch {
 	case rep.ScrapeErr != nil:
@@ -263,6 +333,7 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	status v1alpha1.AIBOMStatus, ready metav1.Condition, truncated *metav1.Condition, outcome string) (string, error) {
 	now := metav1.NewTime(r.now())
 	aibom := existing
+	var behind []string // resourceVersions before the status patch lands
 	if aibom == nil {
 		if outcome == OutcomeUpdated {
 			outcome = OutcomeCreated
@@ -274,8 +345,12 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 		} else if err != nil {
 			return OutcomeError, fmt.Errorf("create AIBOM %s: %w", key, err)
 		}
+		// Known from now on, whatever the cache says: a delete must not
+		// skip it.
+		r.written.store(key, writeRecord{uid: aibom.UID})
 	} else {
 		aibom = existing.DeepCopy()
+		behind = append(behind, existing.ResourceVersion)
 		if aibom.Spec.Subject.UID != string(obj.GetUID()) {
 			// The workload was re-created under the same name: re-point the
 			// AIBOM at the new object.
@@ -283,6 +358,7 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 			if err := r.Writer.Update(ctx, aibom); err != nil {
 				return OutcomeError, fmt.Errorf("update AIBOM %s: %w", key, err)
 			}
+			behind = append(behind, aibom.ResourceVersion)
 			// The response carries the stored document; the status below
 			// was built against the cached AIBOM, which has none (see
 			// keepLastDocument): keep the patch's base the same, or a
@@ -306,11 +382,14 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	// is the only writer of the status, and a reconcile on a lagging cache
 	// must not fail on a conflict with our own previous write.
 	base := aibom.DeepCopy()
+	if existing == nil {
+		behind = append(behind, aibom.ResourceVersion)
+	}
 	aibom.Status = status
 	if err := r.Writer.Status().Patch(ctx, aibom, client.MergeFrom(base)); err != nil {
 		return OutcomeError, fmt.Errorf("write AIBOM status %s: %w", key, err)
 	}
-	r.written.Store(key, status.InputHash)
+	r.written.store(key, writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, behind: behind})
 	log.FromContext(ctx).Info("AIBOM written", "aibom", key.Name, "outcome", outcome, "absorbed", len(status.Absorbed), "sha256", status.DocumentSHA256)
 	return outcome, nil
 }
@@ -324,26 +403,50 @@ func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructur
 	}}
 }
 
-// deleteAIBOM removes an AIBOM if the cache holds one: a workload that never
-// had one costs no request.
-//
-// The input hash remembered for the AIBOM is forgotten whether or not the
-// cache still holds it: garbage collection usually removes a deleted
-// workload's AIBOM before this reconcile runs, and the memory must not
-// outlive the AIBOM.
+// deleteAIBOM removes an AIBOM if the cache holds one, or if this process
+// created it and has not seen it deleted (the cache may lag behind our own
+// create): a workload that never had one costs no request.
 func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why string) error {
-	r.written.Delete(key)
+	var uid types.UID
 	existing := &v1alpha1.AIBOM{}
 	if err := r.Reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
-		return nil
+		rec, ok := r.written.load(key)
+		if !ok {
+			return nil
+		}
+		uid = rec.uid
 	} else if err != nil {
 		return fmt.Errorf("get AIBOM %s: %w", key, err)
+	} else {
+		uid = existing.UID
 	}
-	if err := r.Writer.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
+	victim := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	var opts []client.DeleteOption
+	if uid != "" {
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err := r.Writer.Delete(ctx, victim, opts...)
+	r.written.Delete(key)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		// Another AIBOM under that name (UID precondition): the next
+		// event on it decides.
+		return nil
+	case err != nil:
 		return fmt.Errorf("delete AIBOM %s: %w", key, err)
 	}
 	log.FromContext(ctx).Info("AIBOM deleted", "aibom", key.Name, "why", why)
 	return nil
+}
+
+// unchangedOutcome is the outcome of a reconcile that writes nothing.
+func unchangedOutcome(scrapeErr error) string {
+	if scrapeErr != nil {
+		return OutcomeScrapeFailed
+	}
+	return OutcomeUnchanged
 }
 
 func (r *Reconciler) namespaceOptedIn(ctx context.Context, name string) (bool, error) {
@@ -385,6 +488,25 @@ func (r *Reconciler) countClosureMisses(ctx context.Context, desc Descendants) {
 				"kind", kind)
 		}
 	}
+}
+
+// forgetReach drops what a workload that is no longer a root reached.
+func (r *Reconciler) forgetReach(req Request) {
+	if r.Mapper != nil {
+		r.Mapper.Roots.rememberReach(req, nil)
+	}
+}
+
+// undecidedBackoff is the delay before retrying a workload whose walk met a
+// kind not synced yet: 1s, doubling up to a minute (the kind's sync replays
+// its objects sooner).
+func (r *Reconciler) undecidedBackoff(req Request) time.Duration {
+	n := 0
+	if v, ok := r.undecided.Load(req); ok {
+		n = v.(int)
+	}
+	r.undecided.Store(req, n+1)
+	return min(time.Second<<min(n, 6), time.Minute)
 }
 
 func (r *Reconciler) scrapeRetry() time.Duration {

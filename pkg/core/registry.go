@@ -94,6 +94,14 @@ func (r *Registry) IsTracked(gk schema.GroupKind) bool {
 	return ok && e.Role == adapter.RoleTracked
 }
 
+// Registered reports whether a kind is registered, whatever its role.
+func (r *Registry) Registered(gk schema.GroupKind) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.kinds[gk]
+	return ok
+}
+
 // SetServedVersion records the version the cluster serves for a kind, chosen
 // by version negotiation. It is an error to pick a version the adapter did not
 // declare.

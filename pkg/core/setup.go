@@ -43,6 +43,12 @@ type Options struct {
 	DiscoveryInterval time.Duration
 	// ScrapeRetry is how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
+	// ResyncInterval is how often every root is re-verified (the safety
+	// net for lost events; default DefaultResyncInterval, negative: never).
+	ResyncInterval time.Duration
+	// ResyncRate paces a re-verification pass, in enqueues per second
+	// (default DefaultResyncRate).
+	ResyncRate float64
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
@@ -87,7 +93,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Interval: opts.DiscoveryInterval,
 		Log:      logger.WithName("supervisor"),
 	}
-	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache()}
+	namespaces := NewNamespaceSet()
+	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache()}
 	r := &Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
@@ -100,7 +107,10 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		ReportAll:        opts.ReportAll,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
+		Mapper:           &sup.Mapper,
+		Queue:            &sup.queue,
 	}
+	sup.Mapper.Written = &r.written
 	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{
 		Reconciler:              r,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
@@ -120,6 +130,16 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	// The enqueue filter of the event path, kept on every replica.
+	nsInformer, err := mgr.GetCache().GetInformer(ctx, ns, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, nil, fmt.Errorf("core setup: namespace informer: %w", err)
+	}
+	reg, err := nsInformer.AddEventHandler(namespaces.Handler())
+	if err != nil {
+		return nil, nil, fmt.Errorf("core setup: namespace filter: %w", err)
+	}
+	namespaces.synced = reg.HasSynced
 	if err := ctrl.Watch(source.TypedKind[client.Object, Request](mgr.GetCache(), client.Object(ns), sup.Mapper.ForNamespaces())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch namespaces: %w", err)
 	}
@@ -134,6 +154,14 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	}
 	if err := mgr.Add(sup); err != nil {
 		return nil, nil, fmt.Errorf("core setup: supervisor: %w", err)
+	}
+	if opts.ResyncInterval == 0 {
+		opts.ResyncInterval = DefaultResyncInterval
+	}
+	if opts.ResyncInterval > 0 {
+		if err := mgr.Add(resyncLoop{sup: sup, interval: opts.ResyncInterval, rate: opts.ResyncRate}); err != nil {
+			return nil, nil, fmt.Errorf("core setup: re-verification: %w", err)
+		}
 	}
 	return r, sup, nil
 }

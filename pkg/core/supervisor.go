@@ -35,6 +35,12 @@ import (
 // absent kind: the workload is reported as today.
 var ErrKindNotReady = errors.New("kind not served or its cache not synced")
 
+// ErrKindNotSynced is the ErrKindNotReady of a kind the cluster serves and
+// the controller may read, whose cache has not synced yet. Tracked means
+// registered, not synced (seed §1): a walk that meets such a kind does not
+// decide (see ReasonNotSynced).
+var ErrKindNotSynced = fmt.Errorf("%w: registered kind's cache not synced yet", ErrKindNotReady)
+
 // Supervisor watches every registered kind only while the cluster serves
 // it (Design 004): presence is discovered at start-up and while running, each
 // kind gets its own informer cache (so that one kind's broken list or watch
@@ -94,6 +100,8 @@ type kindWatch struct {
 	// synced: the cache synced once, or, on the fallback, a list succeeded
 	// once.
 	synced atomic.Bool
+	// syncing: the fallback's first list is in flight.
+	syncing atomic.Bool
 	// fromCRD: the kind is served by a CustomResourceDefinition.
 	fromCRD atomic.Bool
 
@@ -189,6 +197,15 @@ func (s *Supervisor) startupSettled() bool {
 // replayAll enqueues what every readable kind holds: events that arrived
 // before the controller's queue existed were dropped.
 func (s *Supervisor) replayAll(ctx context.Context) {
+	// The replay goes through the enqueue filter: wait until it knows every
+	// namespace.
+	for !s.Mapper.Namespaces.Synced() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	s.mu.RLock()
 	kinds := make([]*kindWatch, 0, len(s.kinds))
 	for _, kw := range s.kinds {
@@ -490,10 +507,17 @@ func (s *Supervisor) probeKind(ctx context.Context, kw *kindWatch) {
 		s.unhealthy(kw, err)
 	case kw.fallback:
 		s.healthy(kw)
-		if !kw.synced.Swap(true) {
-			// Readable for the first time: walks that passed through it
-			// found it unreadable.
-			go s.replayRoots(ctx, kw)
+		if !kw.synced.Load() && kw.syncing.CompareAndSwap(false, true) {
+			go func() {
+				defer kw.syncing.Store(false)
+				if err := s.syncFallback(ctx, kw); err != nil {
+					s.unhealthy(kw, err)
+					return
+				}
+				// Readable for the first time: walks that passed through
+				// it found it unreadable.
+				s.replayRoots(ctx, kw)
+			}()
 		}
 	case kw.synced.Load():
 		s.healthy(kw)
@@ -564,11 +588,16 @@ func (s *Supervisor) readable(e Entry) (*kindWatch, error) {
 		kw.mu.Lock()
 		cause := kw.lastErr
 		kw.mu.Unlock()
-		if cause != nil {
-			// Keep the cause classifiable (Forbidden) for the miss counter.
+		if cause != nil && (apierrors.IsForbidden(cause) || apierrors.IsNotFound(cause) || meta.IsNoMatchError(cause)) {
+			// Denied or not served after all: the seed's degradation
+			// (report as today). Keep the cause classifiable (Forbidden)
+			// for the miss counter.
 			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotReady, cause)
 		}
-		return nil, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
+		if cause != nil {
+			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotSynced, cause)
+		}
+		return nil, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotSynced)
 	}
 	return kw, nil
 }
@@ -642,6 +671,14 @@ func (s *Supervisor) Removing(ctx context.Context, e Entry) bool {
 	return err == nil && crd.GetDeletionTimestamp() != nil
 }
 
+// ReadsLive implements LiveReads: the kinds on the get/list fallback.
+func (s *Supervisor) ReadsLive(e Entry) bool {
+	s.mu.RLock()
+	kw := s.kinds[e.GroupKind()]
+	s.mu.RUnlock()
+	return kw != nil && kw.fallback
+}
+
 // MayBeControlledBy reports whether an object of kind child may have a
 // controller of kind owner: false only when child's cache has synced and none
 // of the objects it ever held had a controller of that kind. The closure
@@ -651,11 +688,19 @@ func (s *Supervisor) MayBeControlledBy(child Entry, owner schema.GroupKind) bool
 	s.mu.RLock()
 	kw := s.kinds[child.GroupKind()]
 	s.mu.RUnlock()
-	if kw == nil || kw.fallback || !kw.synced.Load() {
+	if kw == nil || !kw.synced.Load() {
 		// Unreadable kinds are queried, so that the closure reports them as
-		// misses; kinds read live have no record.
+		// misses.
 		return true
 	}
+	// A kind read live has the record of every object a live read returned
+	// (the first cluster-wide list, walks through it, closures' lists): a
+	// closure lists it only below a kind that has controlled its objects.
 	set, ok := s.ownerKinds.Load(child.GroupKind())
-	return !ok || set.(*ownerKindSet).has(owner)
+	if !ok {
+		// Cached kinds have a record from their start; a kind read live
+		// has one from its first object.
+		return !kw.fallback
+	}
+	return set.(*ownerKindSet).has(owner)
 }

@@ -176,12 +176,15 @@ func stripManagedFields(in any) (any, error) {
 // status carries a document always writes it (the base has none), and a
 // reconcile that keeps the last document (scrape or build failed) leaves
 // status.document out of the patch, so the API server keeps it. Anything
-// that is not an AIBOM goes through TransformMetadata.
+// that is not an AIBOM goes through TransformMetadata. A documentSHA256 that
+// does not match the stored document is replaced by a marker carrying the
+// document's real hash (observeDocument), so that a forged document is seen.
 func TransformAIBOM(in any) (any, error) {
 	a, ok := in.(*v1alpha1.AIBOM)
 	if !ok || a == nil {
 		return TransformMetadata(in)
 	}
+	observeDocument(a)
 	a.Status.Document = ""
 	a.ManagedFields = nil
 	return a, nil

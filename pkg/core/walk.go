@@ -42,6 +42,11 @@ const (
 	// ownerReference cycle, invalid in Kubernetes): every member of the cycle
 	// is reported as its own root.
 	ReasonCycle = "cycle"
+	// ReasonNotSynced: the owner's kind is registered and served but its
+	// cache has not synced yet (a restart, a version change, a watch that
+	// never synced). Not a decision: the workload keeps its state (no AIBOM
+	// created or deleted) until the kind is readable.
+	ReasonNotSynced = "not_synced"
 	// ReasonError: any other read error.
 	ReasonError = "error"
 )
@@ -182,6 +187,8 @@ func refGroupKind(ref *metav1.OwnerReference) schema.GroupKind {
 func classifyReadError(err error) string {
 	var notCached *cache.ErrResourceNotCached
 	switch {
+	case errors.Is(err, ErrKindNotSynced):
+		return ReasonNotSynced
 	case apierrors.IsNotFound(err):
 		return ReasonNotFound
 	case apierrors.IsForbidden(err):

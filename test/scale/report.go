@@ -104,6 +104,10 @@ type Quiet struct {
 	Requests   map[string]int `json:"requests"`
 	Writes     int            `json:"writes"`
 	Reconciles int            `json:"reconciles"`
+	// ResyncPasses and ResyncEnqueued count the periodic re-verification
+	// passes in the period and the workloads they enqueued.
+	ResyncPasses   int `json:"resyncPasses"`
+	ResyncEnqueued int `json:"resyncEnqueued"`
 }
 
 // Memory is the controller's resident set, from /proc/<pid>/status.
@@ -183,6 +187,9 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("| annotation pass: requests / writes | %d / %d |", total(r.Steady.Requests), r.Steady.Writes)
 	p("| annotation pass: reconcile latency p50 / p99 (bucket-interpolated) | %s |", r.Steady.Latency)
 	p("| quiet %.0f s: requests / writes / reconciles | %d / %d / %d |", r.Quiet.Seconds, total(r.Quiet.Requests), r.Quiet.Writes, r.Quiet.Reconciles)
+	if r.Quiet.ResyncPasses > 0 {
+		p("| quiet: re-verification passes / workloads enqueued | %d / %d |", r.Quiet.ResyncPasses, r.Quiet.ResyncEnqueued)
+	}
 	p("| peak RSS (VmHWM) | %s |", mib(r.Memory.PeakRSS))
 	p("| RSS at convergence / at the end (VmRSS) | %s / %s |", mib(r.Memory.RSSAtConvergence), mib(r.Memory.RSSAtEnd))
 	p("| Go heap in use, settled after the cold start / at the end | %s / %s |", mib(r.Memory.HeapInuseSettled), mib(r.Memory.HeapInuseAtEnd))

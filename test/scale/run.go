@@ -68,6 +68,9 @@ type Options struct {
 	// DiscoveryInterval is passed to the controller (0: its default, 30s).
 	// Each interval costs one probe (a one-object list) per watched kind.
 	DiscoveryInterval time.Duration
+	// ResyncInterval is passed to the controller (0: its default, 10m).
+	// The quiet period then shows what its passes cost.
+	ResyncInterval time.Duration
 	// Poll is how often progress is checked and logged (default 250ms).
 	Poll time.Duration
 	// Quiet is how long the steady state is watched after the annotation
@@ -281,6 +284,8 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Quiet.Requests = diff(quiet.Requests(), steady.Requests())
 	rep.Quiet.Writes = countWrites(rep.Quiet.Requests)
 	rep.Quiet.Reconciles = int(quiet.Sum("controller_runtime_reconcile_total", controllerLabel) - steady.Sum("controller_runtime_reconcile_total", controllerLabel))
+	rep.Quiet.ResyncPasses = int(quiet.Sum("aibom_resync_passes_total", nil) - steady.Sum("aibom_resync_passes_total", nil))
+	rep.Quiet.ResyncEnqueued = int(quiet.Sum("aibom_resync_enqueued_total", nil) - steady.Sum("aibom_resync_enqueued_total", nil))
 	rep.Memory.HeapInuseAtEnd = int64(quiet.Sum("go_memstats_heap_inuse_bytes", nil))
 
 	ok, wrong, extra, reasons := track.state(5)
@@ -511,6 +516,9 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 	}
 	if opts.DiscoveryInterval > 0 {
 		args = append(args, "--discovery-interval="+opts.DiscoveryInterval.String())
+	}
+	if opts.ResyncInterval != 0 {
+		args = append(args, "--resync-interval="+opts.ResyncInterval.String())
 	}
 	var pprofURL string
 	if opts.HeapProfile != "" {

@@ -180,6 +180,12 @@ type ControllerOptions struct {
 	Config *rest.Config
 	// ScrapeRetry: how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
+	// ResyncInterval of the periodic re-verification; default one hour (as
+	// DiscoveryInterval). Controller.Supervisor.Resync runs a pass at once.
+	ResyncInterval time.Duration
+	// Lag, when set, delays the controller's watch events and fails its
+	// reads by resource (see Lag).
+	Lag *Lag
 	// LeaderElection, when set, makes the manager campaign for a Lease; the
 	// controller is then started without waiting for the supervisor's first
 	// discovery (a replica that does not lead runs no controller). Use
@@ -204,6 +210,9 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	if opts.DiscoveryInterval == 0 {
 		opts.DiscoveryInterval = time.Hour
 	}
+	if opts.ResyncInterval == 0 {
+		opts.ResyncInterval = time.Hour
+	}
 	base := e.Config
 	if opts.Config != nil {
 		base = opts.Config
@@ -215,7 +224,12 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	counter := &RequestCounter{}
 	l := &link{}
 	cfg := rest.CopyConfig(base)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return l.wrap(counter.Wrap(rt)) }
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if opts.Lag != nil {
+			rt = opts.Lag.wrap(rt)
+		}
+		return l.wrap(counter.Wrap(rt))
+	}
 	mgrOpts := ctrl.Options{
 		Scheme:                 Scheme(),
 		Cache:                  core.CacheOptions(),
@@ -238,7 +252,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, sup, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
-		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry})
+		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval})
 	if err != nil {
 		cancel()
 		return nil, err

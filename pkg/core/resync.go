@@ -1,0 +1,123 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+)
+
+// The periodic re-verification is the last safety net: every interval, every
+// tracked workload of an opted-in namespace and the subject of every AIBOM
+// is reconciled again, as if an event had been lost. It reads only the
+// caches; a reconcile whose inputs and stored status are what the controller
+// last wrote or verified writes nothing (and reads nothing from the API
+// server, except the live lists of get/list-only kinds a root's closure
+// reaches). Enqueues are paced (at most Rate per second), so that a pass
+// never floods the queue ahead of real events.
+
+var (
+	resyncPasses = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "aibom_resync_passes_total",
+		Help: "Periodic re-verification passes started (every tracked workload and AIBOM subject re-enqueued).",
+	})
+	resyncEnqueued = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "aibom_resync_enqueued_total",
+		Help: "Workloads enqueued by the periodic re-verification.",
+	})
+)
+
+func init() { metrics.Registry.MustRegister(resyncPasses, resyncEnqueued) }
+
+// DefaultResyncInterval is the default period of the re-verification.
+const DefaultResyncInterval = 10 * time.Minute
+
+// DefaultResyncRate is the default pace of a pass, in enqueues per second.
+const DefaultResyncRate = 100
+
+// Resync enqueues, paced at ratePerSecond (DefaultResyncRate when <= 0),
+// every tracked workload of an opted-in namespace the caches hold and the
+// subject of every AIBOM, and returns how many it enqueued. It does nothing
+// on a replica that does not lead.
+func (s *Supervisor) Resync(ctx context.Context, ratePerSecond float64) int {
+	if !s.queue.attached() {
+		return 0
+	}
+	if ratePerSecond <= 0 {
+		ratePerSecond = DefaultResyncRate
+	}
+	resyncPasses.Inc()
+	seen := map[Request]bool{}
+	var reqs []Request
+	add := func(r Request) {
+		if !seen[r] {
+			seen[r] = true
+			reqs = append(reqs, r)
+		}
+	}
+	for _, e := range s.Registry.TrackedEntries() {
+		objs, err := s.InNamespace(ctx, e, metav1.NamespaceAll)
+		if err != nil {
+			continue // unreadable now: its sync or recovery replays it
+		}
+		for _, o := range objs {
+			if s.Mapper.Namespaces.OptedIn(o.GetNamespace()) {
+				add(Request{GroupKind: e.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
+			}
+		}
+	}
+	if s.Mapper.Reader != nil {
+		var aiboms v1alpha1.AIBOMList
+		if err := s.Mapper.Reader.List(ctx, &aiboms); err != nil {
+			s.Log.Error(err, "re-verification: listing AIBOMs")
+		}
+		for i := range aiboms.Items {
+			a := &aiboms.Items[i]
+			if gk, ok := subjectGroupKind(a); ok && s.Registry.IsTracked(gk) {
+				add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
+			}
+		}
+	}
+	limiter := rate.NewLimiter(rate.Limit(ratePerSecond), max(1, int(ratePerSecond/10)))
+	n := 0
+	for _, r := range reqs {
+		if limiter.Wait(ctx) != nil {
+			break
+		}
+		s.queue.Add(r)
+		n++
+	}
+	resyncEnqueued.Add(float64(n))
+	return n
+}
+
+// resyncLoop runs Resync every interval on the leader.
+type resyncLoop struct {
+	sup      *Supervisor
+	interval time.Duration
+	rate     float64
+}
+
+// NeedLeaderElection: only the leader reconciles.
+func (l resyncLoop) NeedLeaderElection() bool { return true }
+
+// Start implements manager.Runnable.
+func (l resyncLoop) Start(ctx context.Context) error {
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			start := time.Now()
+			n := l.sup.Resync(ctx, l.rate)
+			l.sup.Log.V(1).Info("re-verification pass enqueued", "workloads", n, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
