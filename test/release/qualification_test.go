@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -77,6 +78,7 @@ func TestQualification(t *testing.T) {
 	// Metrics: HTTPS; no token is 401, a token without the reader role is
 	// 403, a ServiceAccount bound to aibom-metrics-reader reads them.
 	metricsURL := "https://" + metricsAddr + "/metrics"
+	require.Eventually(t, func() bool { return scrape(t, metricsURL, "").status != 0 }, eventually, tick, "the metrics endpoint never answered")
 	require.Equal(t, http.StatusUnauthorized, scrape(t, metricsURL, "").status)
 	stranger := newServiceAccount(t, "default", "stranger")
 	require.Equal(t, http.StatusForbidden, scrape(t, metricsURL, stranger).status)
@@ -119,6 +121,7 @@ spec:
 	require.Contains(t, string(doc), digest)
 	require.Equal(t, readVersion(t), toolVersion(t, doc), "the document names the controller's VERSION")
 	require.Equal(t, aibom.Generation, aibom.Status.ObservedGeneration)
+	require.Equal(t, "True", kubectlGetColumn(t, ns, "Ready"), "kubectl get aibom shows it Ready")
 
 	// A relevant change (another model) is reflected.
 	var d appsv1.Deployment
@@ -355,4 +358,24 @@ func readyzVerbose(addr string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// kubectlGetColumn is what `kubectl get aibom -n ns` prints in a column for
+// the namespace's one AIBOM: the API server's Table rendering of the CRD's
+// printer columns, which kubectl shows as is.
+func kubectlGetColumn(t *testing.T, ns, column string) string {
+	t.Helper()
+	body, err := clientset.Discovery().RESTClient().Get().AbsPath("/apis/aibom.dev/v1alpha1/namespaces", ns, "aiboms").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+	require.NoError(t, err)
+	var table metav1.Table
+	require.NoError(t, json.Unmarshal(body, &table), "%s", body)
+	require.Len(t, table.Rows, 1)
+	for i, c := range table.ColumnDefinitions {
+		if c.Name == column {
+			return fmt.Sprint(table.Rows[0].Cells[i])
+		}
+	}
+	t.Fatalf("no column %s in %v", column, table.ColumnDefinitions)
+	return ""
 }
