@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?=
 VERSION := $(shell cat VERSION)
 LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build print-version image image-sbom image-verify chart-lint release-test lint fuzz-short test demo scale clean
+.PHONY: all tools generate verify-generated build print-version image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo scale clean
 
 all: build
 
@@ -61,6 +61,14 @@ test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest 
 	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) release-test
+
+# The corpus of real manifests and what a careful reader names in each
+# (expected.tsv); see internal/corpus.
+CORPUS ?= ../shared/corpus/realworld
+
+corpus: ## Scan every corpus manifest and score runtimes and models found against expected.tsv (fails below 95%)
+	@test -d "$(CORPUS)" || { echo "corpus: folder $(CORPUS) not found: set CORPUS to the folder holding expected.tsv"; exit 1; }
+	go run ./hack/corpus -dir "$(CORPUS)"
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
 	go run ./hack/demo

@@ -89,10 +89,13 @@ type AIBOMStatus struct {
 	// reconcile whose inputs hash the same writes nothing.
 	// +optional
 	InputHash string `json:"inputHash,omitempty"`
-	// Absorbed lists the tracked workloads this root absorbed, as Kind/name.
+	// Absorbed lists the tracked workloads this root absorbed, as Kind/name,
+	// sorted by kind then name: at most the first 1000, so that a root
+	// absorbing thousands of workloads still fits in one object.
 	// +optional
 	Absorbed []string `json:"absorbed,omitempty"`
-	// AbsorbedCount is len(Absorbed), for the printer column.
+	// AbsorbedCount is the exact number of absorbed workloads (more than
+	// len(Absorbed) when the list is capped), for the printer column.
 	// +optional
 	AbsorbedCount int `json:"absorbedCount,omitempty"`
 	// Summary is a short digest of the document.

@@ -41,6 +41,11 @@ func main() {
 	}
 }
 
+// maxInlineDocument is the largest inline cap --max-document-bytes accepts:
+// a document of that size, the capped absorbed list and the rest of the
+// AIBOM stay well under etcd's 1.5 MiB object limit.
+const maxInlineDocument = 1 << 20
+
 func run() error {
 	var (
 		adapters          string
@@ -52,6 +57,7 @@ func run() error {
 		leaderElect       bool
 		leaderElectNS     string
 		maxDocBytes       int
+		report            string
 		concurrency       int
 		discoveryInterval time.Duration
 		readinessInterval time.Duration
@@ -69,7 +75,8 @@ func run() error {
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address the Go profiling endpoints (/debug/pprof/, e.g. heap) bind to; \"0\" disables them. Bind it to a loopback address: the profiles are not authenticated.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica writes AIBOMs.")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
-	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
+	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document (at most 1 MiB); larger documents drop their lowest-value components and say so.")
+	flag.StringVar(&report, "report", "ai", "Which roots get an AIBOM: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\" (every root in an opted-in namespace).")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
 	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
@@ -83,6 +90,14 @@ func run() error {
 	if showVersion {
 		fmt.Println("aibom-controller", version.Version)
 		return nil
+	}
+	// The document lives inline in the AIBOM's status, next to the absorbed
+	// list; etcd refuses objects over about 1.5 MiB.
+	if report != "ai" && report != "all" {
+		return fmt.Errorf("--report=%q: must be \"ai\" or \"all\"", report)
+	}
+	if maxDocBytes < 1024 || maxDocBytes > maxInlineDocument {
+		return fmt.Errorf("--max-document-bytes=%d: must be between 1024 and %d, so that the AIBOM object stays under etcd's object size limit", maxDocBytes, maxInlineDocument)
 	}
 	enabled, err := intree.Select(adapters)
 	if err != nil {
@@ -158,6 +173,7 @@ func run() error {
 		Registry:                registry,
 		Tool:                    document.Tool{Name: document.ToolName, Version: version.Version},
 		MaxDocumentBytes:        maxDocBytes,
+		ReportAll:               report == "all",
 		MaxConcurrentReconciles: concurrency,
 		DiscoveryInterval:       discoveryInterval,
 	})

@@ -61,6 +61,11 @@ type Reconciler struct {
 	Tool document.Tool
 	// MaxDocumentBytes is the inline cap of a document; 0 means no cap.
 	MaxDocumentBytes int
+	// ReportAll reports every root. When false (the default, --report=ai),
+	// a root with no AI signal (Inputs.Unmatched) gets no AIBOM, and an
+	// existing one is deleted; an unmatched workload a tracked owner
+	// absorbs is still rolled up and listed.
+	ReportAll bool
 	// Now returns the current time (for status timestamps only).
 	Now func() time.Time
 	// ScrapeRetry is how soon a workload whose scrape failed is tried again
@@ -152,6 +157,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 		return OutcomeError, err
 	}
 	r.countClosureMisses(ctx, desc)
+	r.reportUnfitPods(ctx, obj, desc)
 	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
 }
 
@@ -167,6 +173,14 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	if !r.ReportAll && inputs.Unmatched() {
+		// No AI signal: no AIBOM. An existing one (the workload changed, or
+		// every root was reported before) is deleted.
+		if existing == nil {
+			return OutcomeUnmatched, nil
+		}
+		return OutcomeUnmatched, r.deleteAIBOM(ctx, key, "no AI signal (unmatched)")
+	}
 	if existing != nil && existing.Spec.Subject.UID == string(obj.GetUID()) {
 		if last, ok := r.written.Load(key); existing.Status.InputHash == inputs.Hash || (ok && last == inputs.Hash) {
 			if inputs.ScrapeErr != nil {
@@ -312,7 +326,13 @@ func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructur
 
 // deleteAIBOM removes an AIBOM if the cache holds one: a workload that never
 // had one costs no request.
+//
+// The input hash remembered for the AIBOM is forgotten whether or not the
+// cache still holds it: garbage collection usually removes a deleted
+// workload's AIBOM before this reconcile runs, and the memory must not
+// outlive the AIBOM.
 func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why string) error {
+	r.written.Delete(key)
 	existing := &v1alpha1.AIBOM{}
 	if err := r.Reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 		return nil
@@ -322,7 +342,6 @@ func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why 
 	if err := r.Writer.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete AIBOM %s: %w", key, err)
 	}
-	r.written.Delete(key)
 	log.FromContext(ctx).Info("AIBOM deleted", "aibom", key.Name, "why", why)
 	return nil
 }
