@@ -117,8 +117,27 @@ spec:
 	aibom := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Model == "meta-llama/Llama-3.1-8B-Instruct" }, logs)
 	doc := []byte(aibom.Status.Document)
 	require.NoError(t, document.ValidateSchema(doc), "a valid CycloneDX 1.6 document")
-	require.Contains(t, string(doc), `"specVersion": "1.6"`)
-	require.Contains(t, string(doc), digest)
+	var bom struct {
+		SpecVersion string `json:"specVersion"`
+		Components  []struct {
+			Type   string `json:"type"`
+			Hashes []struct {
+				Alg     string `json:"alg"`
+				Content string `json:"content"`
+			} `json:"hashes"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(doc, &bom))
+	require.Equal(t, "1.6", bom.SpecVersion)
+	var digests []string
+	for _, c := range bom.Components {
+		for _, h := range c.Hashes {
+			if c.Type == "container" && h.Alg == "SHA-256" {
+				digests = append(digests, "sha256:"+h.Content)
+			}
+		}
+	}
+	require.Equal(t, []string{digest}, digests, "the container's digest, from the pinned image reference")
 	require.Equal(t, readVersion(t), toolVersion(t, doc), "the document names the controller's VERSION")
 	require.Equal(t, aibom.Generation, aibom.Status.ObservedGeneration)
 	require.Equal(t, "True", kubectlGetColumn(t, ns, "Ready"), "kubectl get aibom shows it Ready")
