@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?=
 VERSION := $(shell cat VERSION)
 LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build print-version image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo scale clean
+.PHONY: all tools generate verify-generated build print-version tidy image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo scale clean
 
 all: build
 
@@ -29,6 +29,10 @@ build: ## Build the controller and the CLI into bin/, stamped with VERSION
 
 print-version: ## Print VERSION and the link flags that stamp it
 	@echo "VERSION=$(VERSION)"; echo "LDFLAGS=$(LDFLAGS)"
+
+tidy: ## go mod tidy in every module (the root, and the modules that replace it: run after changing the root's go.mod)
+	go mod tidy
+	for m in examples/kserve hack/image test/release; do (cd $$m && go mod tidy) || exit 1; done
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -131,11 +131,14 @@ func readVERSION(root string) (string, error) {
 }
 
 // compile builds the static controller for a platform, stamped with version.
+// No VCS stamp (-buildvcs=false): whether the go command finds the
+// repository (a clone, a worktree, a tarball) must not change the binary;
+// the revision is in the image's labels and annotations instead.
 func compile(root, pkg string, p Platform, version, out string) error {
 	ldflags := "-s -w -buildid= -X github.com/aibom-dev/aibom/internal/version.Version=" + version
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly -buildvcs=false")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build for %s: %w", p, err)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -77,8 +78,6 @@ func TestQualification(t *testing.T) {
 	// Metrics: HTTPS; no token is 401, a token without the reader role is
 	// 403, a ServiceAccount bound to aibom-metrics-reader reads them.
 	metricsURL := "https://" + metricsAddr + "/metrics"
-	// The metrics server may start listening just after /readyz turns OK:
-	// wait for its first answer.
 	require.Eventually(t, func() bool { return scrape(t, metricsURL, "").status != 0 }, eventually, tick, "the metrics endpoint never answered")
 	require.Equal(t, http.StatusUnauthorized, scrape(t, metricsURL, "").status)
 	stranger := newServiceAccount(t, "default", "stranger")
@@ -118,10 +117,30 @@ spec:
 	aibom := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Model == "meta-llama/Llama-3.1-8B-Instruct" }, logs)
 	doc := []byte(aibom.Status.Document)
 	require.NoError(t, document.ValidateSchema(doc), "a valid CycloneDX 1.6 document")
-	require.Contains(t, string(doc), `"specVersion":"1.6"`)
-	require.Contains(t, string(doc), digest)
+	var bom struct {
+		SpecVersion string `json:"specVersion"`
+		Components  []struct {
+			Type   string `json:"type"`
+			Hashes []struct {
+				Alg     string `json:"alg"`
+				Content string `json:"content"`
+			} `json:"hashes"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(doc, &bom))
+	require.Equal(t, "1.6", bom.SpecVersion)
+	var digests []string
+	for _, c := range bom.Components {
+		for _, h := range c.Hashes {
+			if c.Type == "container" && h.Alg == "SHA-256" {
+				digests = append(digests, "sha256:"+h.Content)
+			}
+		}
+	}
+	require.Equal(t, []string{digest}, digests, "the container's digest, from the pinned image reference")
 	require.Equal(t, readVersion(t), toolVersion(t, doc), "the document names the controller's VERSION")
 	require.Equal(t, aibom.Generation, aibom.Status.ObservedGeneration)
+	require.Equal(t, "True", kubectlGetColumn(t, ns, "Ready"), "kubectl get aibom shows it Ready")
 
 	// A relevant change (another model) is reflected.
 	var d appsv1.Deployment
@@ -358,4 +377,24 @@ func readyzVerbose(addr string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// kubectlGetColumn is what `kubectl get aibom -n ns` prints in a column for
+// the namespace's one AIBOM: the API server's Table rendering of the CRD's
+// printer columns, which kubectl shows as is.
+func kubectlGetColumn(t *testing.T, ns, column string) string {
+	t.Helper()
+	body, err := clientset.Discovery().RESTClient().Get().AbsPath("/apis/aibom.dev/v1alpha1/namespaces", ns, "aiboms").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+	require.NoError(t, err)
+	var table metav1.Table
+	require.NoError(t, json.Unmarshal(body, &table), "%s", body)
+	require.Len(t, table.Rows, 1)
+	for i, c := range table.ColumnDefinitions {
+		if c.Name == column {
+			return fmt.Sprint(table.Rows[0].Cells[i])
+		}
+	}
+	t.Fatalf("no column %s in %v", column, table.ColumnDefinitions)
+	return ""
 }
