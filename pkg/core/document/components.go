@@ -223,7 +223,15 @@ func containerFacts(in Input) ([]fact, error) {
 	var out []fact
 	for _, key := range g.order {
 		ms := g.items[key]
-		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.c.Evidence.Locator, b.c.Evidence.Locator) })
+		// A total order, so that the order the findings came in never shows.
+		slices.SortFunc(ms, func(a, b member) int {
+			return cmp.Or(strings.Compare(a.c.Evidence.Locator, b.c.Evidence.Locator),
+				strings.Compare(a.c.Name, b.c.Name), strings.Compare(a.c.Group, b.c.Group),
+				cmp.Compare(boolInt(a.c.Init), boolInt(b.c.Init)), strings.Compare(a.c.Image, b.c.Image),
+				strings.Compare(string(a.c.Evidence.Source), string(b.c.Evidence.Source)),
+				-cmp.Compare(a.d.Confidence.Rank(), b.d.Confidence.Rank()), strings.Compare(a.d.Digest, b.d.Digest),
+				strings.Compare(a.d.Evidence.Locator, b.d.Evidence.Locator), strings.Compare(string(a.d.Evidence.Source), string(b.d.Evidence.Source)))
+		})
 		first := ms[0]
 		image := strings.TrimSpace(first.c.Image)
 		repo, tag, _ := ParseImage(image)
@@ -628,4 +636,11 @@ func refList(refs []string) *[]string {
 	}
 	out := sortedDistinct(refs)
 	return &out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

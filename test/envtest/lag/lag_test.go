@@ -13,14 +13,14 @@ import (
 )
 
 // Issue #15 item 1. The Job arrives before its CronJob (the CronJob
-// informer lags 2 s): it is reconciled as a root and its AIBOM created. The
-// CronJob arrives, the Job is rolled up, but the AIBOM informer lags 6 s and
-// has not seen that create. The delete must not trust it: the Job ends with
+// informer lags 4 s, ample on a loaded machine): it is reconciled as a root
+// and its AIBOM created. The CronJob arrives, the Job is rolled up, but the
+// AIBOM informer lags 10 s and has not seen that create. The delete must not trust it: the Job ends with
 // no AIBOM, and the CronJob with the only one.
 func TestRolledUpChildWithLaggingAIBOMCacheEndsWithoutAIBOM(t *testing.T) {
 	lag := &harness.Lag{}
-	lag.DelayWatch("aiboms", 6*time.Second)
-	lag.DelayWatch("cronjobs", 2*time.Second)
+	lag.DelayWatch("aiboms", 10*time.Second)
+	lag.DelayWatch("cronjobs", 4*time.Second)
 	c := startController(t, lag)
 	ns := env.NewNamespace(t, "lag", true)
 	env.MustApply(t, ns, cronJobWithJob)
@@ -52,7 +52,7 @@ func TestUnsyncedOwnerKindNeverCausesAChildAIBOM(t *testing.T) {
 	c := startController(t, lag, cronJobGK)
 	ns := env.NewNamespace(t, "lag", true)
 	undecided := func() float64 {
-		return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": "Job", "outcome": "owner_not_synced"})
+		return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": "Job.batch", "outcome": "owner_not_synced"})
 	}
 	before := undecided()
 	env.MustApply(t, ns, cronJobWithJob)
