@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -69,4 +72,67 @@ func BenchmarkScrapeOverPluginProcess(b *testing.B) {
 	}
 	defer func() { _ = c.Close() }()
 	benchScrape(b, c)
+}
+
+// BenchmarkHugeResponse measures what a 60 MiB response costs the host: with
+// the default response cap, and with the cap at MaxMessageBytes (what the
+// host accepted before the cap existed). It reports the bytes the host
+// allocated per scrape and the peak growth of its live heap, sampled every
+// millisecond. Run it with -benchtime 3x: one scrape takes about a second.
+func BenchmarkHugeResponse(b *testing.B) {
+	bin := buildPlugin(b, "flaky")
+	for _, tc := range []struct {
+		name string
+		max  int
+	}{{"cap=default-4MiB", plugin.DefaultMaxResponseBytes}, {"cap=64MiB-uncapped", plugin.MaxMessageBytes}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := plugin.Open(bin, plugin.MaxResponseBytes(tc.max), plugin.ScrapeTimeout(time.Minute))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = c.Close() }()
+			obj := hugeWidget(60 << 20)
+			var allocated, peak uint64
+			for b.Loop() {
+				a, p, _ := scrapeHeapPeak(c, obj)
+				allocated += a
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(allocated)/float64(b.N)/(1<<20), "alloc-MiB/op")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-growth-MiB")
+		})
+	}
+}
+
+// scrapeHeapPeak scrapes obj once, after a GC, and returns the bytes the
+// host allocated meanwhile and the peak growth of its live heap objects.
+func scrapeHeapPeak(c *plugin.Client, obj *unstructured.Unstructured) (allocated, peak uint64, err error) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	base := heap()
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var top uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- top
+				return
+			case <-t.C:
+				if h := heap(); h > base && h-base > top {
+					top = h - base
+				}
+			}
+		}
+	}()
+	_, err = c.Scrape(context.Background(), obj)
+	close(stop)
+	peak = <-done
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, peak, err
 }
