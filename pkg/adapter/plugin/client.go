@@ -307,8 +307,10 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Scrape sends obj to the plugin and returns its findings. An error of the
-// adapter is returned with its message as the plugin gave it. A transport
+// Scrape sends obj to the plugin and returns its findings, redacted again
+// as in-tree adapters redact theirs (podtemplate.RedactInto). An error of
+// the adapter is returned with its message as the plugin gave it, redacted
+// and cut to 4 KiB. A transport
 // fault (the plugin crashed, did not answer within the scrape timeout, or is
 // down waiting for a restart) is an error naming the plugin.
 func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
@@ -329,8 +331,9 @@ func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (ad
 	resp, err := inst.rpc.scrape(callCtx, &scrapeRequest{Object: obj.Object})
 	if err == nil {
 		c.succeeded(inst)
+		redactFindings(&resp.Findings)
 		if resp.Error != "" {
-			return resp.Findings, errors.New(resp.Error)
+			return resp.Findings, errors.New(adapterError(resp.Error))
 		}
 		return resp.Findings, nil
 	}

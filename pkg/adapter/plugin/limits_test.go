@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"runtime"
 	"strings"
 	"sync"
@@ -201,5 +202,42 @@ func TestCrashErrorQuotesRedactedStderr(t *testing.T) {
 	mustContain(t, err, "crashed", "flaky: crashing with token REDACTED")
 	if strings.Contains(err.Error(), flakySecret) {
 		t.Errorf("the crash error quotes the token: %v", err)
+	}
+}
+
+// What a plugin returns is redacted again by the host, as in-tree adapters
+// redact: a plugin that forgets cannot put a secret into a document, a
+// condition or an Event.
+func TestPluginFindingsAndErrorsAreRedacted(t *testing.T) {
+	bin := buildPlugin(t, "flaky")
+	c, err := plugin.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	f, err := c.Scrape(context.Background(), widget("leaky"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{flakySecret, "hunter2"} {
+		if strings.Contains(string(got), secret) {
+			t.Errorf("the findings carry %q: %s", secret, got)
+		}
+	}
+	if len(f.Models) != 1 || f.Models[0].Name != "https://REDACTED@models.example.com/llama" || f.Properties[0].Value != "Bearer REDACTED" {
+		t.Errorf("findings not redacted as expected: %s", got)
+	}
+	if len(f.Redactions) < 3 {
+		t.Errorf("redactions %+v: want one per masked value", f.Redactions)
+	}
+
+	_, err = c.Scrape(context.Background(), widget("leaky-error"))
+	mustContain(t, err, `flaky: cannot log in with REDACTED\nforged line`)
+	if strings.Contains(err.Error(), flakySecret) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("the adapter's error is not redacted and escaped: %q", err)
 	}
 }

@@ -45,6 +45,16 @@ func (flaky) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapte
 		os.Exit(3)
 	case "noisy":
 		noisy()
+	case "leaky":
+		// Findings that carry secrets, as a plugin that does not redact
+		// would return them.
+		return adapter.Findings{
+			Models: []adapter.Model{{Name: "https://user:hunter2@models.example.com/llama", Source: "hf://org/llama?token=" + secretToken,
+				Confidence: adapter.Declared, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.env[" + secretToken + "]"}}},
+			Properties: []adapter.Property{{Name: "flaky.login", Value: "Bearer " + secretToken}},
+		}, nil
+	case "leaky-error":
+		return adapter.Findings{}, fmt.Errorf("flaky: cannot log in with %s\nforged line", secretToken)
 	case "flood":
 		n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "lines")
 		for i := range n {
