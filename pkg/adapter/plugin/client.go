@@ -310,9 +310,9 @@ func (c *Client) Close() error {
 // Scrape sends obj to the plugin and returns its findings, redacted again
 // as in-tree adapters redact theirs (podtemplate.RedactInto). An error of
 // the adapter is returned with its message as the plugin gave it, redacted
-// and cut to 4 KiB. A transport
-// fault (the plugin crashed, did not answer within the scrape timeout, or is
-// down waiting for a restart) is an error naming the plugin.
+// and cut to 4 KiB. A transport fault (the plugin crashed, did not answer
+// within the scrape timeout, answered over the response cap, or is down
+// waiting for a restart) is an error naming the plugin.
 func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil {
 		return adapter.Findings{}, fmt.Errorf("adapter plugin %q: nil object", c.name)
@@ -354,9 +354,11 @@ func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (ad
 			what = "crashed (its process exited)"
 		}
 		return adapter.Findings{}, c.fail(inst, fmt.Errorf("%s during a scrape of %s: %v%s", what, objName(obj), status.Convert(err).Message(), stderrNote(inst)))
-	case status.Code(err) == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), "received message larger than max"):
-		// gRPC's own refusal of an oversized response (it has no typed
-		// error for it); the plugin is alive and is not restarted.
+	case status.Code(err) == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), fmt.Sprintf("vs. %d)", c.o.maxResponse)):
+		// gRPC's refusal of a response over our cap ("grpc: received message
+		// larger than max (N vs. cap)"; it has no typed error for it, and a
+		// request over the plugin's own limit is ResourceExhausted too);
+		// the plugin is alive and is not restarted.
 		return adapter.Findings{}, fmt.Errorf("adapter plugin %q (%s): its response to a scrape of %s is over the response cap of %s, refused unread (%s); "+
 			"the cap is set with --adapter-plugin-max-response-bytes", c.name, c.source, objName(obj), byteSize(c.o.maxResponse), status.Convert(err).Message())
 	default:

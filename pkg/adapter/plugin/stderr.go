@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/time/rate"
 
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
@@ -58,27 +58,45 @@ func StderrRate(perSecond float64, burst int) Option {
 // rate limit.
 type stderrLog struct {
 	log     hclog.Logger
-	limiter *rate.Limiter
 	dropped atomic.Uint64
 
 	mu sync.Mutex
+	// A token bucket (not golang.org/x/time/rate: every plugin module
+	// imports this package, and would have to require it): tokens lines may
+	// be logged now, refilled at perSecond up to burst.
+	perSecond float64
+	burst     float64
+	tokens    float64
+	last      time.Time
 	// droppedSince counts the lines dropped since the last logged one; the
 	// next logged line is preceded by a note saying how many.
 	droppedSince uint64
 }
 
 func newStderrLog(log hclog.Logger, perSecond float64, burst int) *stderrLog {
-	return &stderrLog{log: log, limiter: rate.NewLimiter(rate.Limit(perSecond), burst)}
+	return &stderrLog{log: log, perSecond: perSecond, burst: float64(burst), tokens: float64(burst), last: time.Now()}
+}
+
+// allow takes a token if there is one; s.mu is held.
+func (s *stderrLog) allow() bool {
+	now := time.Now()
+	s.tokens = min(s.burst, s.tokens+now.Sub(s.last).Seconds()*s.perSecond)
+	s.last = now
+	if s.tokens < 1 {
+		return false
+	}
+	s.tokens--
+	return true
 }
 
 // logLine logs one sanitized line, unless over the rate limit.
 func (s *stderrLog) logLine(level hclog.Level, msg string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.limiter.Allow() {
+	if !s.allow() {
 		if s.droppedSince == 0 {
 			s.log.Warn("the plugin writes more to stderr than is logged; dropping lines until the rate falls",
-				"limit-lines-per-second", float64(s.limiter.Limit()), "burst", s.limiter.Burst())
+				"limit-lines-per-second", s.perSecond, "burst", s.burst)
 		}
 		s.droppedSince++
 		s.dropped.Add(1)
