@@ -67,6 +67,8 @@ func run() error {
 		zapOpts           = zap.Options{Development: false}
 		pluginPaths       pluginList
 		pluginDir         string
+		pluginMaxResponse int
+		pluginCallTimeout time.Duration
 	)
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -84,8 +86,10 @@ func run() error {
 	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
-	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); see docs/plugins.md.")
+	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); PATH@sha256:<hex> also pins the binary's SHA-256. See docs/plugins.md.")
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
+	flag.IntVar(&pluginMaxResponse, "adapter-plugin-max-response-bytes", plugin.DefaultMaxResponseBytes, fmt.Sprintf("Largest response accepted from an adapter plugin, in bytes (at most %d); a larger one fails that scrape unread.", plugin.MaxMessageBytes))
+	flag.DurationVar(&pluginCallTimeout, "adapter-plugin-call-timeout", plugin.DefaultScrapeTimeout, "Deadline of each call to an adapter plugin; a plugin that has not answered by then is killed and restarted after a backoff.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -108,7 +112,10 @@ func run() error {
 	// Out-of-tree adapters join the registry like in-tree ones, under the
 	// plugin's own name; a kind claimed twice fails NewRegistry, naming both.
 	defer plugin.CleanupClients()
-	plugins, err := openPlugins(pluginPaths, pluginDir)
+	if pluginMaxResponse < 1024 || pluginMaxResponse > plugin.MaxMessageBytes || pluginCallTimeout <= 0 {
+		return fmt.Errorf("--adapter-plugin-max-response-bytes must be between 1024 and %d, --adapter-plugin-call-timeout positive", plugin.MaxMessageBytes)
+	}
+	plugins, err := openPlugins(pluginPaths, pluginDir, plugin.MaxResponseBytes(pluginMaxResponse), plugin.ScrapeTimeout(pluginCallTimeout))
 	if err != nil {
 		return err
 	}
@@ -238,23 +245,30 @@ func (l *pluginList) Set(v string) error {
 	if v == "" {
 		return fmt.Errorf("empty path")
 	}
+	if _, _, err := plugin.SplitChecksum(v); err != nil {
+		return err
+	}
 	*l = append(*l, v)
 	return nil
 }
 
-// openPlugins starts the plugins named by --adapter-plugin, then those of
-// --adapter-plugin-dir.
-func openPlugins(paths []string, dir string) ([]adapter.Adapter, error) {
+// openPlugins starts the plugins named by --adapter-plugin (PATH or
+// PATH@sha256:<hex>), then those of --adapter-plugin-dir.
+func openPlugins(args []string, dir string, opts ...plugin.Option) ([]adapter.Adapter, error) {
 	var out []adapter.Adapter
-	for _, p := range paths {
-		c, err := plugin.Open(p)
+	for _, arg := range args {
+		p, sum, err := plugin.SplitChecksum(arg)
+		if err != nil {
+			return nil, fmt.Errorf("--adapter-plugin: %w", err)
+		}
+		c, err := plugin.Open(p, append(opts, plugin.SHA256(sum))...)
 		if err != nil {
 			return nil, fmt.Errorf("--adapter-plugin: %w", err)
 		}
 		out = append(out, c)
 	}
 	if dir != "" {
-		clients, err := plugin.OpenDir(dir)
+		clients, err := plugin.OpenDir(dir, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("--adapter-plugin-dir: %w", err)
 		}

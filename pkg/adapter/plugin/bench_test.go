@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -69,4 +72,74 @@ func BenchmarkScrapeOverPluginProcess(b *testing.B) {
 	}
 	defer func() { _ = c.Close() }()
 	benchScrape(b, c)
+}
+
+// BenchmarkHugeResponse measures what a large response costs the host
+// under the default response cap: a 60 MiB response (refused unread), and
+// the largest response the cap accepts (decoded and redacted). It reports
+// the bytes the host allocated per scrape and the peak growth of its live
+// heap, sampled every millisecond. Run it with -benchtime 3x.
+func BenchmarkHugeResponse(b *testing.B) {
+	bin := buildPlugin(b, "flaky")
+	for _, tc := range []struct {
+		name     string
+		size     int64
+		accepted bool
+	}{
+		{"60MiB-refused", 60 << 20, false},
+		{"just-under-the-cap-accepted", plugin.DefaultMaxResponseBytes - 4<<10, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := plugin.Open(bin, plugin.ScrapeTimeout(time.Minute))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = c.Close() }()
+			obj := hugeWidget(tc.size)
+			var allocated, peak uint64
+			for b.Loop() {
+				a, p, err := scrapeHeapPeak(c, obj)
+				if (err == nil) != tc.accepted {
+					b.Fatalf("a response of %d bytes: err = %v", tc.size, err)
+				}
+				allocated += a
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(allocated)/float64(b.N)/(1<<20), "alloc-MiB/op")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-growth-MiB")
+		})
+	}
+}
+
+// scrapeHeapPeak scrapes obj once, after a GC, and returns the bytes the
+// host allocated meanwhile and the peak growth of its live heap objects.
+func scrapeHeapPeak(c *plugin.Client, obj *unstructured.Unstructured) (allocated, peak uint64, err error) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	base := heap()
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var top uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- top
+				return
+			case <-t.C:
+				if h := heap(); h > base && h-base > top {
+					top = h - base
+				}
+			}
+		}
+	}()
+	_, err = c.Scrape(context.Background(), obj)
+	close(stop)
+	peak = <-done
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, peak, err
 }

@@ -1,8 +1,8 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +29,9 @@ const (
 	DefaultStartTimeout  = 10 * time.Second
 	DefaultBackoff       = time.Second
 	DefaultMaxBackoff    = time.Minute
+	// DefaultMaxResponseBytes caps one response of a plugin (see
+	// MaxResponseBytes).
+	DefaultMaxResponseBytes = 4 << 20
 )
 
 // Option tunes Open, OpenDir and InProcess.
@@ -40,13 +43,31 @@ type options struct {
 	backoff       time.Duration
 	maxBackoff    time.Duration
 	logger        hclog.Logger
+	maxResponse   int
+	sha256        []byte
+	stderrRate    float64
+	stderrBurst   int
 }
 
-// ScrapeTimeout bounds each Scrape call (default 10s). A plugin that has not
-// answered by then is taken as hung: it is killed and restarted on a later
-// call. A shorter deadline of the caller's context is honoured, and does not
-// count against the plugin.
+// ScrapeTimeout bounds each call to the plugin, Scrape and the Info call at
+// start (default 10s). A plugin that has not answered by then is taken as
+// hung: it is killed and restarted on a later call. A shorter deadline of
+// the caller's context is honoured, and does not count against the plugin.
 func ScrapeTimeout(d time.Duration) Option { return func(o *options) { o.scrapeTimeout = d } }
+
+// MaxResponseBytes caps one response of the plugin (default
+// DefaultMaxResponseBytes, at most MaxMessageBytes). A larger response is
+// refused by the gRPC transport as it arrives, after its length prefix,
+// before it is read into memory, and the scrape fails with an error naming
+// the plugin and the cap; the plugin is not restarted.
+func MaxResponseBytes(n int) Option { return func(o *options) { o.maxResponse = n } }
+
+// SHA256 pins the plugin binary's SHA-256 checksum (go-plugin's
+// SecureConfig): before each start, and each restart, the file is hashed and
+// a plugin whose checksum differs is not started. SplitChecksum reads it
+// from a "PATH@sha256:<hex>" argument. Without it, any file that passes the
+// ownership and mode checks is started.
+func SHA256(sum []byte) Option { return func(o *options) { o.sha256 = sum } }
 
 // StartTimeout bounds the start of the plugin process, up to its handshake
 // (default 10s).
@@ -70,6 +91,9 @@ func newOptions(name string, opts []Option) options {
 		startTimeout:  DefaultStartTimeout,
 		backoff:       DefaultBackoff,
 		maxBackoff:    DefaultMaxBackoff,
+		maxResponse:   DefaultMaxResponseBytes,
+		stderrRate:    DefaultStderrLinesPerSecond,
+		stderrBurst:   DefaultStderrBurst,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -82,6 +106,16 @@ func newOptions(name string, opts []Option) options {
 	}
 	if o.backoff <= 0 {
 		o.backoff = DefaultBackoff
+	}
+	if o.maxResponse <= 0 {
+		o.maxResponse = DefaultMaxResponseBytes
+	}
+	o.maxResponse = min(o.maxResponse, MaxMessageBytes)
+	if o.stderrRate <= 0 {
+		o.stderrRate = DefaultStderrLinesPerSecond
+	}
+	if o.stderrBurst <= 0 {
+		o.stderrBurst = DefaultStderrBurst
 	}
 	if o.maxBackoff < o.backoff {
 		o.maxBackoff = o.backoff
@@ -115,6 +149,7 @@ type Client struct {
 	source string // the binary's path, or "in-process"
 	o      options
 	start  func() (*instance, error)
+	stderr *stderrLog // the plugin's stderr, over all its restarts
 
 	name  string
 	kinds []adapter.Kind
@@ -137,26 +172,31 @@ var _ adapter.Adapter = (*Client)(nil)
 // contract version and a plugin that does not start within the start
 // timeout are refused with an error that says so.
 //
+// Before each start (and restart) the file is checked: it must be a regular
+// executable file, not a symbolic link, owned by the controller's effective
+// user or root, and not group- or world-writable; with SHA256, its checksum
+// must match. A file that fails is refused with an error naming it and the
+// reason.
+//
 // Processes started by Open are killed by Close, or by CleanupClients.
 func Open(path string, opts ...Option) (*Client, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("adapter plugin %s: %w", path, err)
 	}
-	if err := checkExecutable(abs); err != nil {
-		return nil, fmt.Errorf("adapter plugin %s: %w", path, err)
-	}
 	c := &Client{source: abs, o: newOptions(filepath.Base(abs), opts)}
-	c.start = func() (*instance, error) { return startProcess(abs, c.o) }
+	c.stderr = newStderrLog(c.o.logger.Named("stderr"), c.o.stderrRate, c.o.stderrBurst)
+	c.start = func() (*instance, error) { return startProcess(abs, c.o, c.stderr) }
 	if err := c.open(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// OpenDir opens every plugin in dir: each regular, executable file whose
-// name does not start with ".", in name order. Other files and
-// subdirectories are ignored. If one plugin fails, the ones already started
+// OpenDir opens every plugin in dir: each executable file whose name does
+// not start with ".", in name order. Files without an execute bit (a README)
+// and subdirectories are ignored; a symbolic link or a file that fails the
+// checks of Open is refused. If one plugin fails, the ones already started
 // are closed and the error names the failing file.
 func OpenDir(dir string, opts ...Option) ([]*Client, error) {
 	entries, err := os.ReadDir(dir)
@@ -168,8 +208,8 @@ func OpenDir(dir string, opts ...Option) ([]*Client, error) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		info, err := os.Stat(filepath.Join(dir, e.Name())) // follows symlinks
-		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
+		info, err := os.Lstat(filepath.Join(dir, e.Name()))
+		if err != nil || info.IsDir() || (info.Mode().IsRegular() && info.Mode().Perm()&0o111 == 0) {
 			continue
 		}
 		names = append(names, e.Name())
@@ -192,20 +232,6 @@ func OpenDir(dir string, opts ...Option) ([]*Client, error) {
 // CleanupClients kills every plugin process started by Open that is still
 // running. Call it when the host exits (it is safe to call more than once).
 func CleanupClients() { goplugin.CleanupClients() }
-
-func checkExecutable(path string) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("not a regular file")
-	}
-	if info.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("not executable (mode %s)", info.Mode().Perm())
-	}
-	return nil
-}
 
 // open starts the first instance; an error is final.
 func (c *Client) open() error {
@@ -281,10 +307,12 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Scrape sends obj to the plugin and returns its findings. An error of the
-// adapter is returned with its message as the plugin gave it. A transport
-// fault (the plugin crashed, did not answer within the scrape timeout, or is
-// down waiting for a restart) is an error naming the plugin.
+// Scrape sends obj to the plugin and returns its findings, redacted again
+// as in-tree adapters redact theirs (podtemplate.RedactInto). An error of
+// the adapter is returned with its message as the plugin gave it, redacted
+// and cut to 4 KiB. A transport fault (the plugin crashed, did not answer
+// within the scrape timeout, answered over the response cap, or is down
+// waiting for a restart) is an error naming the plugin.
 func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil {
 		return adapter.Findings{}, fmt.Errorf("adapter plugin %q: nil object", c.name)
@@ -303,8 +331,9 @@ func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (ad
 	resp, err := inst.rpc.scrape(callCtx, &scrapeRequest{Object: obj.Object})
 	if err == nil {
 		c.succeeded(inst)
+		redactFindings(&resp.Findings)
 		if resp.Error != "" {
-			return resp.Findings, errors.New(resp.Error)
+			return resp.Findings, errors.New(adapterError(resp.Error))
 		}
 		return resp.Findings, nil
 	}
@@ -325,10 +354,28 @@ func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (ad
 			what = "crashed (its process exited)"
 		}
 		return adapter.Findings{}, c.fail(inst, fmt.Errorf("%s during a scrape of %s: %v%s", what, objName(obj), status.Convert(err).Message(), stderrNote(inst)))
+	case status.Code(err) == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), fmt.Sprintf("vs. %d)", c.o.maxResponse)):
+		// gRPC's refusal of a response over our cap ("grpc: received message
+		// larger than max (N vs. cap)"; it has no typed error for it, and a
+		// request over the plugin's own limit is ResourceExhausted too);
+		// the plugin is alive and is not restarted.
+		return adapter.Findings{}, fmt.Errorf("adapter plugin %q (%s): its response to a scrape of %s is over the response cap of %s, refused unread (%s); "+
+			"the cap is set with --adapter-plugin-max-response-bytes", c.name, c.source, objName(obj), byteSize(c.o.maxResponse), status.Convert(err).Message())
 	default:
 		// The plugin is alive: a message too large, a codec error.
 		return adapter.Findings{}, fmt.Errorf("adapter plugin %q (%s): scrape %s: %s: %s", c.name, c.source, objName(obj), status.Code(err), status.Convert(err).Message())
 	}
+}
+
+// byteSize renders a byte count for people: "4 MiB", "1536 bytes".
+func byteSize(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func objName(obj *unstructured.Unstructured) string {
@@ -435,28 +482,42 @@ func stderrNote(inst *instance) string {
 	return ""
 }
 
-// startProcess starts the plugin binary and connects to it.
-func startProcess(path string, o options) (*instance, error) {
+// startProcess checks the plugin file, starts the binary and connects to
+// it.
+func startProcess(path string, o options, out *stderrLog) (*instance, error) {
+	if err := checkPluginFile(path, effectiveUID()); err != nil {
+		return nil, fmt.Errorf("adapter plugin %s %w; refusing to start it", path, err)
+	}
 	tail := &tailBuffer{max: 2048}
 	cmd := newCommand(path)
+	var secure *goplugin.SecureConfig
+	if o.sha256 != nil {
+		// A new hash per start: SecureConfig.Check writes into it.
+		secure = &goplugin.SecureConfig{Checksum: o.sha256, Hash: sha256.New()}
+	}
 	gc := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: pluginSets(nil),
 		Cmd:              cmd,
+		SecureConfig:     secure,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Managed:          true,
 		StartTimeout:     o.startTimeout,
-		// The process's stderr, and what the plugin writes to os.Stderr
-		// (go-plugin forwards it over gRPC): the last lines are quoted in
-		// crash errors.
-		Stderr:          tail,
-		SyncStderr:      io.MultiWriter(tail, &lineLogger{log: o.logger.Named("stderr")}),
-		Logger:          o.logger,
-		GRPCDialOptions: dialOptions(),
+		// Both the process's stderr and what the plugin writes to
+		// os.Stderr (go-plugin forwards it over gRPC) are logged line by
+		// line, redacted, cut and rate-limited; the last lines are quoted in
+		// crash errors. go-plugin's own logging of the lines is silenced.
+		Stderr:          &stderrStream{out: out, tail: tail},
+		SyncStderr:      &stderrStream{out: out, tail: tail},
+		Logger:          quietStderrLogger{Logger: o.logger, binary: filepath.Base(path)},
+		GRPCDialOptions: dialOptions(o.maxResponse),
 	})
 	fail := func(err error) (*instance, error) {
 		killGroup(cmd)
 		gc.Kill()
+		if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+			return nil, fmt.Errorf("adapter plugin %s has SHA-256 %s, not the pinned %x; refusing to start it", path, fileSHA256(path), o.sha256)
+		}
 		return nil, explainStartError(path, err, tail.String())
 	}
 	cp, err := gc.Client()
@@ -494,6 +555,7 @@ func explainStartError(path string, err error, stderr string) error {
 			"(a plugin's main must call plugin.Serve from github.com/aibom-dev/aibom/pkg/adapter/plugin)%s", path, note)
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		first := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(msg, "\n", 2)[0], "Unrecognized remote plugin message:"))
+		first = sanitizeStderr(first, 256, 0)
 		return fmt.Errorf("adapter plugin %s is not an aibom adapter plugin: it printed %q instead of a go-plugin handshake line "+
 			"(a plugin's main must call plugin.Serve from github.com/aibom-dev/aibom/pkg/adapter/plugin)%s", path, first, note)
 	case strings.Contains(msg, "incompatible API version"):
@@ -539,31 +601,11 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-// lineLogger logs each line written to it: what a plugin writes to
-// os.Stderr, which go-plugin forwards over gRPC.
-type lineLogger struct {
-	mu      sync.Mutex
-	log     hclog.Logger
-	partial []byte
-}
-
-func (l *lineLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
-		}
-		if line := strings.TrimRight(string(l.partial[:i]), "\r"); line != "" {
-			l.log.Info(line)
-		}
-		l.partial = l.partial[i+1:]
+// DroppedStderrLines returns how many lines of the plugin's stderr were not
+// logged because the plugin wrote more than the rate limit (StderrRate).
+func (c *Client) DroppedStderrLines() uint64 {
+	if c.stderr == nil {
+		return 0
 	}
-	if len(l.partial) > 4096 { // a very long line: log what there is
-		l.log.Info(string(l.partial))
-		l.partial = nil
-	}
-	return len(p), nil
+	return c.stderr.dropped.Load()
 }

@@ -34,6 +34,17 @@
 // own error travels in the response and is returned as the adapter wrote
 // it; a panic in the plugin's adapter is an error, as in process.
 //
+// # Limits
+//
+// The host guards what it starts and what a plugin costs it (see
+// docs/plugins.md, "Security"): before every start the file must be a
+// regular executable file, not a symbolic link, owned by root or the
+// controller's user, and not group- or world-writable; SHA256 pins its
+// checksum (go-plugin's SecureConfig). Responses are capped
+// (MaxResponseBytes, default 4 MiB) before they are read. The plugin's
+// stderr is logged redacted, escaped, cut to MaxStderrLineBytes and
+// rate-limited (StderrRate); its findings and errors are redacted again.
+//
 // InProcess serves an adapter through the same service and Client over an
 // in-memory listener, without a process: tests use it to run the
 // conformance suite over the transport.

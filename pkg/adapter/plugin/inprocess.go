@@ -25,20 +25,20 @@ import (
 // A "restart" serves a again on a new listener.
 func InProcess(a adapter.Adapter, opts ...Option) (*Client, error) {
 	c := &Client{source: "in-process", o: newOptions(a.Name(), opts)}
-	c.start = func() (*instance, error) { return startInProcess(a) }
+	c.start = func() (*instance, error) { return startInProcess(a, c.o) }
 	if err := c.open(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func startInProcess(a adapter.Adapter) (*instance, error) {
+func startInProcess(a adapter.Adapter, o options) (*instance, error) {
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(serverOptions()...)
 	registerServer(srv, a)
 	go func() { _ = srv.Serve(lis) }()
 	cc, err := grpc.NewClient("passthrough:///in-process",
-		append(dialOptions(),
+		append(dialOptions(o.maxResponse),
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
 		)...)

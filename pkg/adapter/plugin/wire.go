@@ -28,7 +28,9 @@ const (
 	// MaxMessageBytes caps one message in either direction: large enough for
 	// the largest Kubernetes object (etcd refuses values above 1.5 MiB by
 	// default, but a JSON rendering with managed fields can be several times
-	// that) and its findings.
+	// that). The host accepts responses up to a smaller cap
+	// (MaxResponseBytes, DefaultMaxResponseBytes): findings are a fraction
+	// of the object they were read from.
 	MaxMessageBytes = 64 << 20
 
 	methodInfo   = "/" + ServiceName + "/Info"
@@ -228,7 +230,9 @@ func serverOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
 }
 
-// dialOptions are the options of every connection to the service.
-func dialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes))}
+// dialOptions are the options of every connection to the service. The
+// host receives at most maxResponse bytes a message: gRPC refuses a larger
+// one from its length prefix, before reading it into memory.
+func dialOptions(maxResponse int) []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponse), grpc.MaxCallSendMsgSize(MaxMessageBytes))}
 }
