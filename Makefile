@@ -31,7 +31,7 @@ fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 	hack/fuzz-short.sh
 
 test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
-	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
+	go test $(GO_TEST_FLAGS) ./... && cd examples/ollama && go test $(GO_TEST_FLAGS) ./...
 
 # The corpus of real manifests and what a careful reader names in each
 # (expected.tsv); see internal/corpus.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/aibom-dev/aibom/examples/kserve/kserve"
+	"github.com/aibom-dev/aibom/examples/ollama/ollama"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 )
@@ -18,7 +18,7 @@ func TestPluginBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: builds the plugin binary")
 	}
-	bin := filepath.Join(t.TempDir(), "kserve")
+	bin := filepath.Join(t.TempDir(), "ollama")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -27,10 +27,10 @@ func TestPluginBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	if c.Name() != kserve.Name || len(c.Kinds()) != 1 || c.Kinds()[0].Kind != "InferenceService" {
+	if c.Name() != ollama.Name || len(c.Kinds()) != 1 || c.Kinds()[0].Kind != "Model" {
 		t.Fatalf("plugin says it is %q with kinds %+v", c.Name(), c.Kinds())
 	}
-	data, err := os.ReadFile("kserve/testdata/sklearn-iris.yaml")
+	data, err := os.ReadFile("ollama/testdata/llama-gpu.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestPluginBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Runtimes) == 0 || f.Runtimes[0].Name != "sklearn" {
+	if len(f.Runtimes) == 0 || f.Runtimes[0].Name != ollama.RuntimeName {
 		t.Errorf("runtimes over the plugin = %+v", f.Runtimes)
 	}
 }

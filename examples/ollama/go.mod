@@ -1,4 +1,4 @@
-module github.com/aibom-dev/aibom/examples/kserve
+module github.com/aibom-dev/aibom/examples/ollama
 
 go 1.26.0
 
