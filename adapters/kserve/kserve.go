@@ -27,6 +27,14 @@
 //     the model's Source is the URI) or from storage.path. An oci:// URI is
 //     a "modelcar" image: its tag names the model unless the tag is a
 //     version or "latest", in which case the repository's last segment does;
+//   - the ServingRuntime the model names (model.runtime; adapter
+//     RoleReferenced), or the ClusterServingRuntime of that name when the
+//     namespace has none, as KServe resolves it: its containers are read
+//     with the podtemplate scraper (images, runtimes, models), each located
+//     in the runtime, "ServingRuntime/<name>:spec.containers[0].image", and
+//     kserve.predictor.runtimeKind says which kind it was. A runtime that
+//     cannot be read (absent, forbidden, CRD not served) is a runtime claim
+//     named after it with confidence unresolved;
 //   - the container "kserve-container" when the model sets an image (an
 //     override of the runtime's image). Its args, env and resources are
 //     read even without an image, since KServe merges them into the
@@ -135,6 +143,10 @@ var kinds = []adapter.Kind{
 	// for multi-node workloads.
 	{Group: Group, Kind: "LLMInferenceService", Resource: "llminferenceservices", Versions: []string{"v1alpha2", "v1alpha1"}, Role: adapter.RoleTracked,
 		PodOwners: []schema.GroupKind{replicaSet, statefulSet}},
+	// The runtime a predictor's model names (model.runtime): a ServingRuntime
+	// in the InferenceService's namespace, else a ClusterServingRuntime.
+	{Group: Group, Kind: "ServingRuntime", Resource: "servingruntimes", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced},
+	{Group: Group, Kind: "ClusterServingRuntime", Resource: "clusterservingruntimes", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced, ClusterScoped: true},
 	{Group: KnativeGroup, Kind: "Service", Resource: "services", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 	{Group: KnativeGroup, Kind: "Configuration", Resource: "configurations", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 	{Group: KnativeGroup, Kind: "Revision", Resource: "revisions", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
@@ -291,6 +303,10 @@ func (s *scraper) modelSpec(m, predictor map[string]any, mpath, framework string
 		return err
 	}
 	s.str(PropertyPredictorPrefix+"runtime", runtime, mpath+".runtime")
+	if runtime != "" {
+		image, _ := m["image"].(string)
+		s.servingRuntime(runtime, mpath+".runtime", image != "")
+	}
 	for _, k := range []string{"protocolVersion", "runtimeVersion"} {
 		if v, ok := m[k].(string); ok {
 			s.str(PropertyPredictorPrefix+k, v, mpath+"."+k)
@@ -343,6 +359,39 @@ func (s *scraper) modelContainer(m, predictor map[string]any, mpath string) erro
 	}
 	podtemplate.MergeFindings(&s.f, cf)
 	return nil
+}
+
+// servingRuntime looks up the runtime a model names, as KServe does: the
+// ServingRuntime of that name in the InferenceService's namespace, else the
+// ClusterServingRuntime. Its containers are read with the podtemplate
+// scraper, located in the runtime ("ServingRuntime/<name>:spec.containers[0].image");
+// when the model overrides the image, the runtime's model container is not
+// reported (KServe runs the override). A runtime that cannot be read is an
+// unresolved runtime claim named after it.
+func (s *scraper) servingRuntime(name, locator string, override bool) {
+	ref := adapter.Reference{Group: Group, Kind: "ServingRuntime", Name: name, Locator: locator}
+	obj, err := adapter.Resolve(s.ctx, ref)
+	if adapter.UnresolvedReason(err) == adapter.ReasonNotFound {
+		ref.Kind = "ClusterServingRuntime"
+		obj, err = adapter.Resolve(s.ctx, ref)
+	}
+	var rf adapter.Findings
+	if err == nil {
+		spec, _ := obj.Object["spec"].(map[string]any)
+		rf, err = podtemplate.ScrapePodSpec(spec, ref.FieldLocator("spec"), podtemplate.Options{Group: "predictor"})
+	}
+	if err != nil {
+		s.f.Runtimes = append(s.f.Runtimes, adapter.Runtime{
+			Name: s.redact(name, locator), Confidence: adapter.Unresolved,
+			Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: locator},
+		})
+		return
+	}
+	s.prop(PropertyPredictorPrefix+"runtimeKind", ref.Kind)
+	if override {
+		rf.Containers = slices.DeleteFunc(rf.Containers, func(c adapter.Container) bool { return c.Name == ModelContainer })
+	}
+	podtemplate.MergeFindings(&s.f, rf)
 }
 
 // storageURI records the model a storage URI names.

@@ -52,13 +52,16 @@ func TestKinds(t *testing.T) {
 }
 
 // The predictor's model names the format, the runtime and the model; with no
-// image, its args and GPU request are kept and no container is reported.
+// image, its args and GPU request are kept and no container of its own is
+// reported; the ServingRuntime it names is not readable here, so the runtime
+// is an unresolved claim.
 func TestInferenceServiceModel(t *testing.T) {
 	f := scrape(t, fixture(t, "isvc-vllm-raw.yaml"))
 	require.Empty(t, f.Containers, "an image-less model spec is not a container")
 	require.Equal(t, []adapter.Runtime{
 		{Name: "kserve", Platform: true, Confidence: adapter.Declared, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.predictor"}},
 		{Name: "vllm", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.predictor.model.modelFormat.name"}},
+		{Name: "vllm-runtime", Confidence: adapter.Unresolved, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.predictor.model.runtime"}},
 	}, f.Runtimes)
 	require.Equal(t, []adapter.Model{{
 		Name: "meta-llama/Llama-3.1-8B-Instruct", Source: "hf://meta-llama/Llama-3.1-8B-Instruct", Confidence: adapter.Declared,
@@ -69,6 +72,45 @@ func TestInferenceServiceModel(t *testing.T) {
 	v, ok := prop(f, PropertyPredictorPrefix+"runtime")
 	require.True(t, ok)
 	require.Equal(t, "vllm-runtime", v)
+}
+
+// With its ServingRuntime readable, the runtime's container is the
+// predictor's, located in the runtime; the namespace runtime wins over a
+// cluster runtime of the same name, and a runtime of another namespace is
+// never read.
+func TestServingRuntimeReference(t *testing.T) {
+	isvc := fixture(t, "isvc-vllm-raw.yaml")
+	sr := fixture(t, "references/servingruntime-vllm.yaml")
+	csr := fixture(t, "references/clusterservingruntime-hf.yaml")
+	csr.SetName("vllm-runtime")
+	scrapeWith := func(objs ...*unstructured.Unstructured) (adapter.Findings, *conformance.ObjectResolver) {
+		r := &conformance.ObjectResolver{Kinds: New().Kinds(), Namespace: isvc.GetNamespace(), Objects: objs}
+		f, err := New().Scrape(adapter.WithResolver(context.Background(), r), isvc.DeepCopy())
+		require.NoError(t, err)
+		return f, r
+	}
+
+	f, r := scrapeWith(sr, csr)
+	require.Len(t, f.Containers, 1)
+	require.Equal(t, "vllm/vllm-openai:v0.9.2", f.Containers[0].Image)
+	require.Equal(t, "ServingRuntime/vllm-runtime:spec.containers[0].image", f.Containers[0].Evidence.Locator)
+	require.Equal(t, []adapter.Reference{{Group: Group, Kind: "ServingRuntime", Name: "vllm-runtime", Locator: "spec.predictor.model.runtime"}}, r.Lookups())
+	v, _ := prop(f, PropertyPredictorPrefix+"runtimeKind")
+	require.Equal(t, "ServingRuntime", v)
+
+	// No namespace runtime: the cluster runtime of that name.
+	f, r = scrapeWith(csr)
+	require.Len(t, r.Lookups(), 2)
+	require.Equal(t, "kserve/huggingfaceserver:v0.15.2", f.Containers[0].Image)
+	require.Equal(t, "ClusterServingRuntime/vllm-runtime:spec.containers[0].image", f.Containers[0].Evidence.Locator)
+
+	// A runtime of the same name in another namespace is not the root's.
+	other := sr.DeepCopy()
+	other.SetNamespace("tenant-b")
+	f, _ = scrapeWith(other)
+	require.Empty(t, f.Containers)
+	require.Contains(t, f.Runtimes, adapter.Runtime{Name: "vllm-runtime", Confidence: adapter.Unresolved,
+		Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.predictor.model.runtime"}})
 }
 
 func TestStorageURI(t *testing.T) {

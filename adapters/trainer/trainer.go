@@ -24,6 +24,14 @@
 //     DATASET or DATASET_NAME (e.g. "BENCH_DATASET"), inferred, source
 //     env_var.
 //   - The framework "kubeflow-trainer", declared at spec.runtimeRef.
+//   - The runtime spec.runtimeRef names (adapter.RoleReferenced): a
+//     TrainingRuntime in the TrainJob's namespace or a ClusterTrainingRuntime
+//     (the default kind). Its replicated jobs' pod templates are read with
+//     the podtemplate scraper (the trainer image when the TrainJob sets
+//     none, the initializers), located in the runtime; its
+//     spec.mlPolicy.torch or .mpi declares "pytorch" or "mpi". A runtime that
+//     cannot be read is a training framework claim named after it with
+//     confidence unresolved.
 //   - Properties: trainer.runtimeRef.kind (the Trainer's default,
 //     ClusterTrainingRuntime, when unset), trainer.runtimeRef.name,
 //     trainer.numNodes and trainer.numProcPerNode.
@@ -107,6 +115,9 @@ var kinds = []adapter.Kind{
 	{Group: Group, Kind: "TrainJob", Resource: "trainjobs", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked,
 		PodOwners: []schema.GroupKind{{Group: "batch", Kind: "Job"}}},
 	{Group: GroupJobSet, Kind: "JobSet", Resource: "jobsets", Versions: []string{"v1alpha2"}, Role: adapter.RoleWalkOnly},
+	// The runtime a TrainJob names (spec.runtimeRef).
+	{Group: Group, Kind: "TrainingRuntime", Resource: "trainingruntimes", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced},
+	{Group: Group, Kind: "ClusterTrainingRuntime", Resource: "clustertrainingruntimes", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced, ClusterScoped: true},
 	{Group: GroupKubeflow, Kind: "PyTorchJob", Resource: "pytorchjobs", Versions: []string{"v1"}, Role: adapter.RoleTracked,
 		PodOwners: []schema.GroupKind{{Group: GroupKubeflow, Kind: "PyTorchJob"}}},
 }
@@ -120,7 +131,7 @@ func (trainerAdapter) Name() string { return Name }
 
 func (trainerAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
-func (trainerAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+func (trainerAdapter) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {
 		return adapter.Findings{}, fmt.Errorf("trainer: no object")
 	}
@@ -134,7 +145,7 @@ func (trainerAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) 
 	f.Redactions = append(f.Redactions, reds...)
 	var err error
 	if gvk.Kind == "TrainJob" {
-		err = trainJob(obj.Object, &f)
+		err = trainJob(ctx, obj.Object, &f)
 	} else {
 		err = pyTorchJob(obj.Object, &f)
 	}
@@ -144,7 +155,7 @@ func (trainerAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) 
 	return f, nil
 }
 
-func trainJob(obj map[string]any, f *adapter.Findings) error {
+func trainJob(ctx context.Context, obj map[string]any, f *adapter.Findings) error {
 	spec, err := fields.Object(obj, "spec", "")
 	if err != nil {
 		return err
@@ -174,6 +185,11 @@ func trainJob(obj map[string]any, f *adapter.Findings) error {
 	if err := trainerContainer(spec, f); err != nil {
 		return err
 	}
+	if name != "" {
+		apiGroup, _ := ref["apiGroup"].(string)
+		image, _, _ := unstructured.NestedString(spec, "trainer", "image")
+		trainingRuntime(ctx, apiGroup, kind, name, image != "", f)
+	}
 	// The base model and the dataset: the v2.0 initializer, or the
 	// earlier modelConfig / datasetConfig.
 	for _, p := range [][]string{{"initializer", "model"}, {"modelConfig", "input"}} {
@@ -195,6 +211,69 @@ func trainJob(obj map[string]any, f *adapter.Findings) error {
 		}
 	}
 	return nil
+}
+
+// trainingRuntime looks up the runtime a TrainJob names and reads it: each
+// spec.template.spec.replicatedJobs[i] pod template with the podtemplate
+// scraper, grouped by the replicated job's name and located in the runtime
+// ("ClusterTrainingRuntime/<name>:spec.template.spec.replicatedJobs[0]...");
+// the trainer container ("node") is left out when the TrainJob overrides its
+// image; spec.mlPolicy.torch or .mpi declares the framework "pytorch" or
+// "mpi". A runtime that cannot be read is an unresolved training framework
+// claim named after it.
+func trainingRuntime(ctx context.Context, apiGroup, kind, name string, override bool, f *adapter.Findings) {
+	ref := adapter.Reference{Group: Group, Kind: kind, Name: name, Locator: "spec.runtimeRef.name"}
+	var obj *unstructured.Unstructured
+	err := fmt.Errorf("runtimeRef.apiGroup %q is not %s", apiGroup, Group)
+	if apiGroup == "" || apiGroup == Group {
+		obj, err = adapter.Resolve(ctx, ref)
+	}
+	var rf adapter.Findings
+	if err == nil {
+		rf, err = readTrainingRuntime(ref, obj, override)
+	}
+	if err != nil {
+		f.Frameworks = append(f.Frameworks, adapter.Framework{Name: podtemplate.RedactInto(name, ref.Locator, f), Purpose: adapter.PurposeTraining,
+			Confidence: adapter.Unresolved, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: ref.Locator}})
+		return
+	}
+	podtemplate.MergeFindings(f, rf)
+}
+
+func readTrainingRuntime(ref adapter.Reference, obj *unstructured.Unstructured, override bool) (adapter.Findings, error) {
+	var f adapter.Findings
+	jobs, _, err := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "replicatedJobs")
+	if err != nil {
+		return f, err
+	}
+	for i, raw := range jobs {
+		rj, ok := raw.(map[string]any)
+		if !ok {
+			continue
+		}
+		rjName, _ := rj["name"].(string)
+		tmpl, _, _ := unstructured.NestedMap(rj, "template", "spec", "template")
+		if tmpl == nil {
+			continue
+		}
+		path := ref.FieldLocator(fmt.Sprintf("spec.template.spec.replicatedJobs[%d].template.spec.template", i))
+		tf, err := podtemplate.ScrapeTemplate(tmpl, path, podtemplate.Options{Group: rjName})
+		if err != nil {
+			return adapter.Findings{}, err
+		}
+		if override {
+			tf.Containers = slices.DeleteFunc(tf.Containers, func(c adapter.Container) bool { return c.Name == TrainerContainer })
+		}
+		podtemplate.MergeFindings(&f, tf)
+	}
+	for _, p := range []struct{ key, framework string }{{"torch", FrameworkPyTorch}, {"mpi", "mpi"}} {
+		if _, ok, _ := unstructured.NestedMap(obj.Object, "spec", "mlPolicy", p.key); ok {
+			f.Frameworks = append(f.Frameworks, adapter.Framework{Name: p.framework, Purpose: adapter.PurposeTraining, Confidence: adapter.Declared,
+				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: ref.FieldLocator("spec.mlPolicy." + p.key)}})
+		}
+	}
+	f.Properties = append(f.Properties, adapter.Property{Name: PropertyTrainerPrefix + "runtimeRef.resolved", Value: ref.Kind + "/" + ref.Name})
+	return f, nil
 }
 
 // storageURI reads "<path>.storageUri" below spec.

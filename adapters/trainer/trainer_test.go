@@ -36,7 +36,8 @@ func TestKinds(t *testing.T) {
 		require.NoError(t, k.Validate())
 		roles[k.Kind] = k.Role
 	}
-	require.Equal(t, map[string]adapter.Role{"TrainJob": adapter.RoleTracked, "PyTorchJob": adapter.RoleTracked, "JobSet": adapter.RoleWalkOnly}, roles)
+	require.Equal(t, map[string]adapter.Role{"TrainJob": adapter.RoleTracked, "PyTorchJob": adapter.RoleTracked, "JobSet": adapter.RoleWalkOnly,
+		"TrainingRuntime": adapter.RoleReferenced, "ClusterTrainingRuntime": adapter.RoleReferenced}, roles)
 }
 
 func TestCRDsMatchKinds(t *testing.T) {
@@ -46,13 +47,6 @@ func TestCRDsMatchKinds(t *testing.T) {
 		require.True(t, ok, "no test CRD for %s", k)
 		delete(loaded, k.Group+"/"+k.Kind)
 		crds.Check(t, k, crd)
-	}
-	// The runtimes a TrainJob names are installed for fixtures that
-	// reference them.
-	for _, k := range []string{"TrainingRuntime", "ClusterTrainingRuntime"} {
-		_, ok := loaded[Group+"/"+k]
-		require.True(t, ok, "no test CRD for %s", k)
-		delete(loaded, Group+"/"+k)
 	}
 	require.Empty(t, loaded)
 }
@@ -118,4 +112,30 @@ func onlyFramework(f adapter.Findings, name string) []adapter.Framework {
 		}
 	}
 	return out
+}
+
+// The runtime a TrainJob names gives the initializer's image and the
+// framework; the trainer image the TrainJob sets replaces the runtime's.
+func TestTrainingRuntimeReference(t *testing.T) {
+	tj := fixture(t, "trainjob-sft.yaml")
+	rt := fixture(t, "references/clustertrainingruntime-torch.yaml")
+	r := &conformance.ObjectResolver{Kinds: New().Kinds(), Namespace: tj.GetNamespace(), Objects: []*unstructured.Unstructured{rt}}
+	f, err := New().Scrape(adapter.WithResolver(context.Background(), r), tj)
+	require.NoError(t, err)
+	var images []string
+	for _, c := range f.Containers {
+		images = append(images, c.Image)
+	}
+	require.Equal(t, []string{"registry.example.com/ml/sft-trainer:0.4.0", "ghcr.io/kubeflow/trainer/model-initializer:v2.0.0"}, images)
+	require.Equal(t, []adapter.Framework{{Name: FrameworkPyTorch, Purpose: adapter.PurposeTraining, Confidence: adapter.Declared,
+		Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "ClusterTrainingRuntime/torch-distributed:spec.mlPolicy.torch"}}}, onlyFramework(f, FrameworkPyTorch))
+	require.Equal(t, []adapter.Reference{{Group: Group, Kind: "ClusterTrainingRuntime", Name: "torch-distributed", Locator: "spec.runtimeRef.name"}}, r.Lookups())
+
+	// Forbidden: an unresolved framework claim, the rest stands.
+	r = &conformance.ObjectResolver{Kinds: New().Kinds(), Namespace: tj.GetNamespace(), Fail: adapter.ReasonForbidden}
+	f, err = New().Scrape(adapter.WithResolver(context.Background(), r), tj)
+	require.NoError(t, err)
+	require.Equal(t, []adapter.Framework{{Name: "torch-distributed", Purpose: adapter.PurposeTraining, Confidence: adapter.Unresolved,
+		Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.runtimeRef.name"}}}, onlyFramework(f, "torch-distributed"))
+	require.NotEmpty(t, f.Models)
 }

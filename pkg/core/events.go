@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[Request]
@@ -28,6 +29,9 @@ type EventMapper struct {
 	Store    Store
 	// Reader lists AIBOMs when a namespace opts in or out.
 	Reader client.Reader
+	// References maps a referenced object to the roots that used it (see
+	// references.go); may be nil.
+	References *ReferenceIndex
 }
 
 func (m EventMapper) walker() Walker { return Walker{Registry: m.Registry, Store: m.Store} }
@@ -86,6 +90,10 @@ func (m EventMapper) enqueue(ctx context.Context, e Entry, obj client.Object, wi
 		return // a follower: everything is replayed once it leads
 	}
 	setGVK(obj, e)
+	if e.Role == adapter.RoleReferenced {
+		m.enqueueReferrers(e, obj, q)
+		return
+	}
 	if e.Tracked() {
 		q.Add(Request{GroupKind: e.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()})
 	}
@@ -112,7 +120,7 @@ func relevantChange(e Entry, oldObj, newObj client.Object) bool {
 	switch {
 	case e.GroupKind() == PodGroupKind:
 		return !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj))
-	case e.Tracked():
+	case e.Tracked(), e.Role == adapter.RoleReferenced:
 		return oldObj.GetGeneration() != newObj.GetGeneration() ||
 			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations()) ||
 			oldObj.GetUID() != newObj.GetUID()

@@ -71,6 +71,9 @@ type Reconciler struct {
 	// ScrapeRetry is how soon a workload whose scrape failed is tried again
 	// (default 30s).
 	ScrapeRetry time.Duration
+	// References records the referenced objects each root used (see
+	// references.go); may be nil.
+	References *ReferenceIndex
 
 	missLogged sync.Map // "<kind>/<reason>" -> true: one log line per kind per process
 	// written remembers the input hash last written per AIBOM, so that a
@@ -95,6 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	logger := log.FromContext(ctx).WithValues("kind", req.GroupKind.String(), "namespace", req.Namespace, "name", req.Name)
 	ctx = log.IntoContext(ctx, logger)
 	outcome, err := r.reconcileWorkload(ctx, req)
+	if forgetsReferences(outcome) {
+		r.References.Forget(req)
+	}
 	if errors.Is(err, errStaleCache) {
 		logger.V(1).Info("cache behind the API server; retrying shortly")
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
@@ -158,7 +164,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 	}
 	r.countClosureMisses(ctx, desc)
 	r.reportUnfitPods(ctx, obj, desc)
-	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
+	return r.report(r.withResolver(ctx, req.Namespace), entry, obj.(*unstructured.Unstructured), desc, aibomKey)
 }
 
 // report scrapes the root, builds its document and writes the AIBOM when the
@@ -173,6 +179,7 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	r.References.Set(Request{GroupKind: entry.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}, inputs.References)
 	if !r.ReportAll && inputs.Unmatched() {
 		// No AI signal: no AIBOM. An existing one (the workload changed, or
 		// every root was reported before) is deleted.

@@ -59,7 +59,11 @@ type Inputs struct {
 // BuildReport.
 func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, tool document.Tool, maxBytes int) Inputs {
 	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
-	in.Findings, in.ScrapeErr = scrapeSafely(ctx, entry.Adapter, obj)
+	// Every reference the scrape looks up is checked against the adapter's
+	// declarations, recorded and listed in the document.
+	rec := newRecordingResolver(ctx, entry.Adapter, obj.GetNamespace())
+	in.Findings, in.ScrapeErr = scrapeSafely(adapter.WithResolver(ctx, rec), entry.Adapter, obj)
+	in.References = rec.references()
 	if in.ScrapeErr == nil {
 		in.Digests = resolveDigests(in.Findings, desc)
 	}

@@ -87,7 +87,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Interval: opts.DiscoveryInterval,
 		Log:      logger.WithName("supervisor"),
 	}
-	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache()}
+	refs := NewReferenceIndex()
+	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), References: refs}
 	r := &Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
@@ -100,6 +101,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		ReportAll:        opts.ReportAll,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
+		References:       refs,
 	}
 	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{
 		Reconciler:              r,

@@ -22,8 +22,19 @@ func Fixtures() ([]conformance.Fixture, error) {
 		return nil, errors.New("kservetest: cannot locate the testdata folder")
 	}
 	platform := conformance.Declared(kserve.PlatformName)
-	return conformance.LoadFixtures(filepath.Join(filepath.Dir(file), "..", "testdata", "*.yaml"), map[string]conformance.Expect{
+	dir := filepath.Join(filepath.Dir(file), "..", "testdata")
+	fixtures, err := conformance.LoadFixtures(filepath.Join(dir, "*.yaml"), map[string]conformance.Expect{
+		"isvc-cluster-runtime": {
+			// The image is the ClusterServingRuntime's.
+			Images:     []string{"kserve/huggingfaceserver:v0.15.2"},
+			Runtimes:   []conformance.Claim{platform, conformance.Inferred("huggingface")},
+			Models:     []conformance.Claim{conformance.Declared("google-bert/bert-base-uncased")},
+			PodNames:   map[string][]string{kserve.ModelContainer: {}},
+			Properties: map[string]string{kserve.PropertyPredictorPrefix + "runtimeKind": "ClusterServingRuntime"},
+		},
 		"isvc-vllm-raw": {
+			// The image is the namespace ServingRuntime's.
+			Images:   []string{"vllm/vllm-openai:v0.9.2"},
 			Runtimes: []conformance.Claim{platform, conformance.Inferred("vllm")},
 			Models:   []conformance.Claim{conformance.Declared("meta-llama/Llama-3.1-8B-Instruct")},
 			Properties: map[string]string{
@@ -69,5 +80,16 @@ func Fixtures() ([]conformance.Fixture, error) {
 				kserve.PropertyLLMPrefix + "baseRef.0":        "kserve-config-llm-template",
 			},
 		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	refs, err := conformance.LoadReferences(filepath.Join(dir, "references", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return conformance.WithReferences(fixtures, refs, map[string][]string{
+		"isvc-vllm-raw":        {"servingruntime-vllm"},
+		"isvc-cluster-runtime": {"clusterservingruntime-hf"},
 	})
 }

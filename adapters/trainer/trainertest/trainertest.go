@@ -19,9 +19,10 @@ func Fixtures() ([]conformance.Fixture, error) {
 	if !ok {
 		return nil, errors.New("trainertest: cannot locate the testdata folder")
 	}
-	return conformance.LoadFixtures(filepath.Join(filepath.Dir(file), "..", "testdata", "*.yaml"), map[string]conformance.Expect{
+	dir := filepath.Join(filepath.Dir(file), "..", "testdata")
+	fixtures, err := conformance.LoadFixtures(filepath.Join(dir, "*.yaml"), map[string]conformance.Expect{
 		"trainjob-sft": {
-			Images: []string{"registry.example.com/ml/sft-trainer:0.4.0"},
+			Images: []string{"registry.example.com/ml/sft-trainer:0.4.0", "ghcr.io/kubeflow/trainer/model-initializer:v2.0.0"},
 			Models: []conformance.Claim{conformance.Declared("meta-llama/Llama-3.2-1B-Instruct")},
 			Data:   []conformance.Claim{conformance.Declared("tatsu-lab/alpaca")},
 			Properties: map[string]string{
@@ -31,6 +32,8 @@ func Fixtures() ([]conformance.Fixture, error) {
 			},
 		},
 		"trainjob-env": {
+			// The trainer image is the runtime's.
+			Images:     []string{"registry.example.com/ml/mpi-cuda:12.4"},
 			Models:     []conformance.Claim{conformance.Inferred("Qwen/Qwen2.5-1.5B-Instruct")},
 			Data:       []conformance.Claim{conformance.Inferred("openai/gsm8k")},
 			Properties: map[string]string{trainer.PropertyTrainerPrefix + "runtimeRef.kind": "TrainingRuntime"},
@@ -40,5 +43,16 @@ func Fixtures() ([]conformance.Fixture, error) {
 			Images:     []string{"registry.example.com/ml/mnist-train:1.2.0"},
 			Properties: map[string]string{trainer.PropertyPyTorchJobPrefix + "replicas.Worker": "2"},
 		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	refs, err := conformance.LoadReferences(filepath.Join(dir, "references", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return conformance.WithReferences(fixtures, refs, map[string][]string{
+		"trainjob-sft": {"clustertrainingruntime-torch"},
+		"trainjob-env": {"trainingruntime-mpi"},
 	})
 }
