@@ -328,3 +328,74 @@ spec:
 	require.Contains(t, b.Status.Summary.Models, "meta-llama/Llama-3.2-1B-Instruct")
 	require.NotContains(t, b.Status.Document, "hf-token", "a Secret's name the NIMCache gives is not reported")
 }
+
+// KServe's serverless mode: InferenceService -> Knative Service ->
+// Configuration -> Revision -> Deployment -> ReplicaSet -> Pod. The Knative
+// kinds are walk-only: the Deployment rolls up into the InferenceService
+// through them, and the pod's digest reaches its document.
+func TestInferenceServiceServerlessChainThroughKnative(t *testing.T) {
+	c := beta
+	ns := c.newNamespace(t)
+	const image = "kserve/huggingfaceserver:v0.15.2"
+	c.env.MustApply(t, ns, `
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: bert
+  annotations: {serving.kserve.io/deploymentMode: Serverless}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      image: "`+image+`"
+      storageUri: hf://google-bert/bert-base-uncased
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: bert-predictor
+  ownerReferences: [{apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: bert, controller: true, blockOwnerDeletion: true}]
+spec: {}
+---
+apiVersion: serving.knative.dev/v1
+kind: Configuration
+metadata:
+  name: bert-predictor
+  ownerReferences: [{apiVersion: serving.knative.dev/v1, kind: Service, name: bert-predictor, controller: true, blockOwnerDeletion: true}]
+spec: {}
+---
+apiVersion: serving.knative.dev/v1
+kind: Revision
+metadata:
+  name: bert-predictor-00001
+  ownerReferences: [{apiVersion: serving.knative.dev/v1, kind: Configuration, name: bert-predictor, controller: true, blockOwnerDeletion: true}]
+spec: {}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: bert-predictor-00001-deployment
+  ownerReferences: [{apiVersion: serving.knative.dev/v1, kind: Revision, name: bert-predictor-00001, controller: true, blockOwnerDeletion: true}]
+spec:
+  selector: {matchLabels: {app: bert}}
+  template:
+    metadata: {labels: {app: bert}}
+    spec: {containers: [{name: kserve-container, image: "`+image+`"}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: bert-predictor-00001-deployment-5c6d
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: bert-predictor-00001-deployment, controller: true, blockOwnerDeletion: true}]
+spec:
+  selector: {matchLabels: {app: bert}}
+  template:
+    metadata: {labels: {app: bert}}
+    spec: {containers: [{name: kserve-container, image: "`+image+`"}]}
+---`+podYAML("bert-predictor-00001-deployment-5c6d-q8w2z", "apps/v1", "ReplicaSet", "bert-predictor-00001-deployment-5c6d", "{app: bert}",
+		ctr{"kserve-container", image, kserveDigest}))
+
+	a := c.waitAIBOM(t, ns, isvcGK, "bert", all(absorbedLen(1), hasDigest("predictor", "kserve-container", kserveDigest)))
+	requireAbsorbed(t, a, "Deployment/bert-predictor-00001-deployment")
+	c.waitOnlyAIBOMs(t, ns, "InferenceService/bert")
+}
