@@ -62,6 +62,13 @@
 // kserve.llm.baseRef.<i> for each LLMInferenceServiceConfig named in
 // spec.baseRefs.
 //
+// Each config named in spec.baseRefs (adapter RoleReferenced, in the
+// LLMInferenceService's namespace) is read the same way, its facts located
+// in it ("LLMInferenceServiceConfig/<name>:spec.template.containers[0].image"):
+// KServe merges the configs under the LLMInferenceService's own spec. A
+// config that cannot be read is an unresolved runtime claim named
+// "LLMInferenceServiceConfig/<name>".
+//
 // # Malformed input
 //
 // An absent or null field is skipped. An object or list on the path to
@@ -147,6 +154,8 @@ var kinds = []adapter.Kind{
 	// in the InferenceService's namespace, else a ClusterServingRuntime.
 	{Group: Group, Kind: "ServingRuntime", Resource: "servingruntimes", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced},
 	{Group: Group, Kind: "ClusterServingRuntime", Resource: "clusterservingruntimes", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced, ClusterScoped: true},
+	// The configs an LLMInferenceService names in spec.baseRefs.
+	{Group: Group, Kind: "LLMInferenceServiceConfig", Resource: "llminferenceserviceconfigs", Versions: []string{"v1alpha2", "v1alpha1"}, Role: adapter.RoleReferenced},
 	{Group: KnativeGroup, Kind: "Service", Resource: "services", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 	{Group: KnativeGroup, Kind: "Configuration", Resource: "configurations", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 	{Group: KnativeGroup, Kind: "Revision", Resource: "revisions", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
@@ -432,71 +441,115 @@ func (s *scraper) llmInferenceService() error {
 	if err != nil {
 		return err
 	}
-	model, err := fields.Object(spec, "model", "spec")
-	if err != nil {
-		return err
-	}
 	s.platform("spec.model")
-	if model != nil {
-		uri, _, err := fields.String(model, "uri", "spec.model")
-		if err != nil {
-			return err
-		}
-		served, _, err := fields.String(model, "name", "spec.model")
-		if err != nil {
-			return err
-		}
-		recorded := false
-		if uri != "" {
-			n := len(s.f.Models)
-			s.storageURI(uri, "spec.model.uri")
-			recorded = len(s.f.Models) > n
-			for i := n; i < len(s.f.Models); i++ {
-				if served != "" && served != s.f.Models[i].Name {
-					s.f.Models[i].ServedName = s.redact(served, "spec.model.name")
-				}
-			}
-		}
-		if !recorded && served != "" {
-			podtemplate.ModelFromValue(served, adapter.Declared, adapter.SourceCRDField, "spec.model.name", "", &s.f)
-		}
-	}
-	if err := s.workload(spec, "spec", "", PropertyLLMPrefix); err != nil {
+	if err := s.llmSpec(spec, "spec", PropertyLLMPrefix); err != nil {
 		return err
-	}
-	prefill, err := fields.Object(spec, "prefill", "spec")
-	if err != nil {
-		return err
-	}
-	if prefill != nil {
-		if err := s.workload(prefill, "spec.prefill", "prefill", PropertyLLMPrefix+"prefill."); err != nil {
-			return err
-		}
-	}
-	router, err := fields.Object(spec, "router", "spec")
-	if err != nil {
-		return err
-	}
-	sched, err := fields.Object(router, "scheduler", "spec.router")
-	if err != nil {
-		return err
-	}
-	tmpl, err := fields.Object(sched, "template", "spec.router.scheduler")
-	if err != nil {
-		return err
-	}
-	if tmpl != nil {
-		if err := s.podSpec(tmpl, "spec.router.scheduler.template", "scheduler"); err != nil {
-			return err
-		}
 	}
 	refs, err := fields.List(spec, "baseRefs", "spec")
 	if err != nil {
 		return err
 	}
 	for i, raw := range refs {
-		if m, ok := raw.(map[string]any); ok {
-			s.str(fmt.Sprintf("%sbaseRef.%d", PropertyLLMPrefix, i), m["name"], fmt.Sprintf("spec.baseRefs[%d].name", i))
+		m, ok := raw.(map[string]any)
+		if !ok {
+			continue
+		}
+		loc := fmt.Sprintf("spec.baseRefs[%d].name", i)
+		s.str(fmt.Sprintf("%sbaseRef.%d", PropertyLLMPrefix, i), m["name"], loc)
+		if name, ok := m["name"].(string); ok && name != "" {
+			s.llmConfig(name, loc)
+		}
+	}
+	return nil
+}
+
+// llmConfig looks up an LLMInferenceServiceConfig the LLMInferenceService
+// names in spec.baseRefs and reads its spec (the same shape as the
+// LLMInferenceService's, which KServe merges over it), each fact located in
+// the config. A config that cannot be read (one of KServe's well-known
+// configs lives in KServe's own namespace, which is never read for a root
+// of another namespace) is an unresolved runtime claim named after it.
+func (s *scraper) llmConfig(name, locator string) {
+	ref := adapter.Reference{Group: Group, Kind: "LLMInferenceServiceConfig", Name: name, Locator: locator}
+	obj, err := adapter.Resolve(s.ctx, ref)
+	if err == nil {
+		sub := &scraper{ctx: s.ctx, obj: obj}
+		spec, _ := obj.Object["spec"].(map[string]any)
+		if err = sub.llmSpec(spec, ref.FieldLocator("spec"), ""); err == nil {
+			sub.f.Properties = nil // the root's own properties describe it
+			podtemplate.MergeFindings(&s.f, sub.f)
+			return
+		}
+	}
+	s.f.Runtimes = append(s.f.Runtimes, adapter.Runtime{
+		Name: s.redact(ref.String(), locator), Confidence: adapter.Unresolved,
+		Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: locator},
+	})
+}
+
+// llmSpec reads an LLMInferenceService spec found at base: the model, the
+// main and prefill workloads and the scheduler's template. propPrefix
+// prefixes the properties it records ("" records none).
+func (s *scraper) llmSpec(spec map[string]any, base, propPrefix string) error {
+	model, err := fields.Object(spec, "model", base)
+	if err != nil {
+		return err
+	}
+	if model != nil {
+		uri, _, err := fields.String(model, "uri", base+".model")
+		if err != nil {
+			return err
+		}
+		served, _, err := fields.String(model, "name", base+".model")
+		if err != nil {
+			return err
+		}
+		recorded := false
+		if uri != "" {
+			n := len(s.f.Models)
+			s.storageURI(uri, base+".model.uri")
+			recorded = len(s.f.Models) > n
+			for i := n; i < len(s.f.Models); i++ {
+				if served != "" && served != s.f.Models[i].Name {
+					s.f.Models[i].ServedName = s.redact(served, base+".model.name")
+				}
+			}
+		}
+		if !recorded && served != "" {
+			podtemplate.ModelFromValue(served, adapter.Declared, adapter.SourceCRDField, base+".model.name", "", &s.f)
+		}
+	}
+	if err := s.workload(spec, base, "", propPrefix); err != nil {
+		return err
+	}
+	prefill, err := fields.Object(spec, "prefill", base)
+	if err != nil {
+		return err
+	}
+	if prefill != nil {
+		pp := ""
+		if propPrefix != "" {
+			pp = propPrefix + "prefill."
+		}
+		if err := s.workload(prefill, base+".prefill", "prefill", pp); err != nil {
+			return err
+		}
+	}
+	router, err := fields.Object(spec, "router", base)
+	if err != nil {
+		return err
+	}
+	sched, err := fields.Object(router, "scheduler", base+".router")
+	if err != nil {
+		return err
+	}
+	tmpl, err := fields.Object(sched, "template", base+".router.scheduler")
+	if err != nil {
+		return err
+	}
+	if tmpl != nil {
+		if err := s.podSpec(tmpl, base+".router.scheduler.template", "scheduler"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -523,6 +576,9 @@ func (s *scraper) workload(w map[string]any, wpath, prefix, propPrefix string) e
 				return err
 			}
 		}
+	}
+	if propPrefix == "" {
+		return nil
 	}
 	if n, ok := fields.Integer(w["replicas"]); ok {
 		s.prop(propPrefix+"replicas", strconv.FormatInt(n, 10))

@@ -71,7 +71,8 @@ func Fixtures() ([]conformance.Fixture, error) {
 			},
 		},
 		"llmisvc-qwen": {
-			Images:   []string{"vllm/vllm-openai:v0.9.1"},
+			// The scheduler's image comes from the config in spec.baseRefs.
+			Images:   []string{"vllm/vllm-openai:v0.9.1", "ghcr.io/llm-d/llm-d-inference-scheduler:v0.2.1"},
 			Runtimes: []conformance.Claim{platform, conformance.Inferred("vllm")},
 			Models:   []conformance.Claim{conformance.Declared("Qwen/Qwen3-0.6B")},
 			Properties: map[string]string{
@@ -91,5 +92,6 @@ func Fixtures() ([]conformance.Fixture, error) {
 	return conformance.WithReferences(fixtures, refs, map[string][]string{
 		"isvc-vllm-raw":        {"servingruntime-vllm"},
 		"isvc-cluster-runtime": {"clusterservingruntime-hf"},
+		"llmisvc-qwen":         {"llminferenceserviceconfig-template"},
 	})
 }
