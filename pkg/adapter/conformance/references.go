@@ -100,10 +100,10 @@ func (s *suite) referencedKindNames() []string {
 }
 
 // checkReferences checks a fixture with References: every one of them is
-// looked up by the scrape; and when they are absent, forbidden, or their
-// spec is emptied, the scrape still succeeds, and (absent or forbidden)
-// reports at least one unresolved finding, or (emptied) finds something
-// else than with them.
+// looked up by the scrape; and when they are absent, forbidden, malformed
+// or their spec is emptied, the scrape still succeeds, and (absent or
+// forbidden) reports at least one unresolved finding, or (emptied) finds
+// something else than with them.
 func (s *suite) checkReferences(t TB, fx Fixture) {
 	t.Helper()
 	if len(fx.References) == 0 {
@@ -142,6 +142,24 @@ func (s *suite) checkReferences(t TB, fx Fixture) {
 		case !hasUnresolved(r.findings):
 			t.Errorf("%s: no finding has confidence unresolved\n  fix: report what the reference would have told (a runtime, a model) as an adapter.Unresolved claim located at the field that names it", what)
 		}
+	}
+	// Referenced objects of an unexpected shape (every field of their spec
+	// of the wrong type) never fail the root's scrape.
+	junk := make([]*unstructured.Unstructured, 0, len(fx.References))
+	for _, ref := range fx.References {
+		c := cloneObject(ref)
+		if spec, ok := c.Object["spec"].(map[string]any); ok {
+			for k := range spec {
+				spec[k] = int64(7)
+			}
+		}
+		junk = append(junk, c)
+	}
+	if r := s.scrapeWith(cloneObject(fx.Object), s.resolverFor(fx.Object, "", junk)); !r.ok() {
+		t.Errorf("%s", s.describe(r, fmt.Sprintf("fixture %q with malformed references", fx.Name)))
+	} else if r.err != nil {
+		t.Errorf("fixture %q with malformed references (every spec field a number): Scrape failed: %v\n"+
+			"  fix: a referenced object of an unexpected shape is unresolved (or gives fewer findings), never an error of the root", fx.Name, r.err)
 	}
 	emptied := make([]*unstructured.Unstructured, 0, len(fx.References))
 	for _, ref := range fx.References {
