@@ -399,3 +399,87 @@ spec:
 	requireAbsorbed(t, a, "Deployment/bert-predictor-00001-deployment")
 	c.waitOnlyAIBOMs(t, ns, "InferenceService/bert")
 }
+
+// A RayJob controls its RayCluster and its submitter Job: one document, the
+// RayJob's, absorbing both, with the digests of the cluster's head pod and
+// the submitter's pod.
+func TestRayJobAbsorbsRayClusterAndSubmitterJob(t *testing.T) {
+	c := beta
+	ns := c.newNamespace(t)
+	const image = "rayproject/ray:2.40.0-gpu"
+	const submitter = "rayproject/ray:2.40.0"
+	submitterDigest := digestOf("submitter")
+	c.env.MustApply(t, ns, `
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: batch}
+spec:
+  entrypoint: python /app/infer.py --model meta-llama/Llama-3.2-3B-Instruct
+  rayClusterSpec:
+    rayVersion: "2.40.0"
+    headGroupSpec:
+      template:
+        spec: {containers: [{name: ray-head, image: "`+image+`"}]}
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: batch-raycluster-k2x9p
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayJob, name: batch, controller: true, blockOwnerDeletion: true}]
+spec:
+  rayVersion: "2.40.0"
+  headGroupSpec:
+    template:
+      spec: {containers: [{name: ray-head, image: "`+image+`"}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: batch
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayJob, name: batch, controller: true, blockOwnerDeletion: true}]
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: ray-job-submitter, image: "`+submitter+`"}]
+---`+podYAML("batch-raycluster-k2x9p-head-x8k2l", "ray.io/v1", "RayCluster", "batch-raycluster-k2x9p", "{ray.io/node-type: head}",
+		ctr{"ray-head", image, rayDigest})+`---`+
+		podYAML("batch-q7w2e", "batch/v1", "Job", "batch", "{}", ctr{"ray-job-submitter", submitter, submitterDigest}))
+
+	a := c.waitAIBOM(t, ns, schema.GroupKind{Group: "ray.io", Kind: "RayJob"}, "batch", all(absorbedLen(2),
+		hasDigest("head", "ray-head", rayDigest)))
+	requireAbsorbed(t, a, "Job/batch", "RayCluster/batch-raycluster-k2x9p")
+	require.Contains(t, a.Status.Document, `"meta-llama/Llama-3.2-3B-Instruct"`)
+	c.waitOnlyAIBOMs(t, ns, "RayJob/batch")
+}
+
+// A classic PyTorchJob: the training operator creates the master and worker
+// pods directly under it; their digests reach its document.
+func TestPyTorchJobPodDigests(t *testing.T) {
+	c := beta
+	ns := c.newNamespace(t)
+	const image = "registry.example.com/ml/mnist-train:1.2.0"
+	c.env.MustApply(t, ns, `
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: mnist}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec: {containers: [{name: pytorch, image: "`+image+`", command: [torchrun, /opt/mnist/train.py]}]}
+    Worker:
+      replicas: 1
+      template:
+        spec: {containers: [{name: pytorch, image: "`+image+`", resources: {limits: {nvidia.com/gpu: "1"}}}]}
+---`+podYAML("mnist-master-0", "kubeflow.org/v1", "PyTorchJob", "mnist", "{training.kubeflow.org/replica-type: master}",
+		ctr{"pytorch", image, trainDigest})+`---`+
+		podYAML("mnist-worker-0", "kubeflow.org/v1", "PyTorchJob", "mnist", "{training.kubeflow.org/replica-type: worker}",
+			ctr{"pytorch", image, trainDigest}))
+
+	a := c.waitAIBOM(t, ns, schema.GroupKind{Group: "kubeflow.org", Kind: "PyTorchJob"}, "mnist",
+		all(hasDigest("master", "pytorch", trainDigest), hasDigest("worker", "pytorch", trainDigest)))
+	requireAbsorbed(t, a)
+	require.Contains(t, a.Status.Document, `"pytorch"`)
+}
