@@ -272,7 +272,8 @@ func readTrainingRuntime(ref adapter.Reference, obj *unstructured.Unstructured, 
 				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: ref.FieldLocator("spec.mlPolicy." + p.key)}})
 		}
 	}
-	f.Properties = append(f.Properties, adapter.Property{Name: PropertyTrainerPrefix + "runtimeRef.resolved", Value: ref.Kind + "/" + ref.Name})
+	f.Properties = append(f.Properties, adapter.Property{Name: PropertyTrainerPrefix + "runtimeRef.resolved",
+		Value: podtemplate.RedactInto(ref.String(), ref.Locator, &f)})
 	return f, nil
 }
 

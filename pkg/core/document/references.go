@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
 // Reference is one referenced object a root's scrape looked up: a NIMCache,
@@ -48,9 +50,13 @@ func referenceProperties(refs []Reference) []cdx.Property {
 		if r.Unresolved != "" {
 			state = "unresolved:" + r.Unresolved
 		}
+		// Names and locators come from the root's spec: masked like every
+		// value a scraper reports.
+		name, _ := podtemplate.Redact(r.Kind + "/" + r.Name)
+		locator, _ := podtemplate.Redact(r.Locator)
 		props = append(props,
-			cdx.Property{Name: p, Value: r.Kind + "/" + r.Name},
-			cdx.Property{Name: p + ".locator", Value: r.Locator},
+			cdx.Property{Name: p, Value: name},
+			cdx.Property{Name: p + ".locator", Value: locator},
 			cdx.Property{Name: p + ".state", Value: state},
 		)
 	}
