@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
@@ -209,6 +210,8 @@ type scanFlags struct {
 	pluginDir       string
 	maxDocBytes     int
 	report          string
+	maxFileBytes    int64
+	maxInputBytes   int64
 }
 
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -216,7 +219,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("scan", stderr)
 	fs.Var(&f.files, "f", "File or directory of manifests; repeatable. Without -f, a cluster is read.")
 	fs.Var(&f.files, "filename", "Same as -f.")
-	fs.StringVar(&f.output, "output", "table", "Output on stdout: table or json.")
+	fs.StringVar(&f.output, "output", "table", "Output on stdout: table, json, or cyclonedx-xml (one root's document as CycloneDX XML).")
 	fs.StringVar(&f.output, "o", "table", "Same as --output.")
 	fs.StringVar(&f.outDir, "out-dir", "", "Also write one <aibom-name>.cdx.json per root into this directory.")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, in-cluster).")
@@ -231,6 +234,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	fs.Var(&f.plugins, "adapter-plugin", "Path of an out-of-tree adapter binary to load, as the controller does; repeatable.")
 	fs.StringVar(&f.pluginDir, "adapter-plugin-dir", "", "Directory whose executables are loaded as adapter plugins, as the controller does.")
+	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", manifest.DefaultLimits.MaxFileBytes, "With -f: the largest manifest file read; a larger one, or anything but a regular file, is an input error.")
+	fs.Int64Var(&f.maxInputBytes, "max-input-bytes", manifest.DefaultLimits.MaxTotalBytes, "With -f: the most bytes read from all files together.")
 	fs.StringVar(&f.report, "report", "ai", "Which roots are reported, as on the controller: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\".")
 	fs.IntVar(&f.maxDocBytes, "max-document-bytes", DefaultMaxDocumentBytes, "Inline cap of a document, as on the controller; larger documents drop their lowest-value components and say so.")
 	if code := parse(fs, scanUsage, args, stdout); code >= 0 {
@@ -240,8 +245,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aibom scan: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if f.output != "table" && f.output != "json" {
-		return usage("--output must be table or json, not %q", f.output)
+	if f.output != "table" && f.output != "json" && f.output != "cyclonedx-xml" {
+		return usage("--output must be table, json or cyclonedx-xml, not %q", f.output)
 	}
 	if f.maxDocBytes < 0 {
 		return usage("--max-document-bytes must not be negative")
@@ -285,7 +290,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	var snap *Snapshot
 	if fromFiles {
-		snap, err = LoadFiles(reg, FileOptions{Paths: f.files, Namespace: f.namespace, AllowDuplicates: f.allowDuplicates})
+		snap, err = LoadFiles(reg, FileOptions{Paths: f.files, Namespace: f.namespace, AllowDuplicates: f.allowDuplicates,
+			Limits: manifest.Limits{MaxFileBytes: f.maxFileBytes, MaxTotalBytes: f.maxInputBytes}})
 		var dup *DuplicateError
 		if errors.As(err, &dup) {
 			fmt.Fprintln(stderr, "aibom scan:", err)
@@ -352,9 +358,12 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitInput
 		}
 	}
-	if f.output == "json" {
+	switch f.output {
+	case "json":
 		err = WriteJSON(stdout, roots)
-	} else {
+	case "cyclonedx-xml":
+		err = WriteXML(stdout, roots)
+	default:
 		err = WriteTable(stdout, roots)
 	}
 	if err != nil {

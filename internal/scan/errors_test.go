@@ -179,7 +179,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"scan", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
 		{[]string{"scan", "--adapter-plugin", "x"}, "--adapter-plugin: adapter plugin x"},
-		{[]string{"scan", "-f", manifests, "--output", "yaml"}, `--output must be table or json, not "yaml"`},
+		{[]string{"scan", "-f", manifests, "--output", "yaml"}, `--output must be table, json or cyclonedx-xml, not "yaml"`},
 		{[]string{"scan", "-f", manifests, "-A"}, "--all-namespaces reads a cluster"},
 		{[]string{"scan", "-f", manifests, "--kubeconfig", "x"}, "give one or the other"},
 		{[]string{"scan", "-f", manifests, "--ignore-opt-in"}, "--ignore-opt-in is for a cluster"},

@@ -36,6 +36,8 @@ type Snapshot struct {
 type FileOptions struct {
 	// Paths are files and directories (see manifest.Files).
 	Paths []string
+	// Limits bound the input (manifest.DefaultLimits when zero).
+	Limits manifest.Limits
 	// Namespace is given to objects without one ("default" when empty).
 	Namespace string
 	// AllowDuplicates keeps the last of objects read twice instead of
@@ -86,7 +88,7 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	srcs, err := manifest.LoadSources(opts.Paths...)
+	srcs, err := manifest.LoadSourcesLimited(opts.Limits, opts.Paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -199,9 +201,9 @@ func kindString(gk schema.GroupKind) string {
 
 func objectName(namespace, name string) string {
 	if namespace == "" {
-		return name
+		return Printable(name)
 	}
-	return namespace + "/" + name
+	return Printable(namespace + "/" + name)
 }
 
 func contains(list []string, s string) bool {

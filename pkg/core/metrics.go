@@ -59,7 +59,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors)
+	metrics.Registry.MustRegister(reconcileOutcomes, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
 }
 
 func setHealth(e Entry, healthy bool) {

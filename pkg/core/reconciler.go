@@ -105,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		logger.V(1).Info("cache behind the API server; retrying shortly")
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
-	reconcileOutcomes.WithLabelValues(req.Kind, outcome).Inc()
+	reconcileOutcomes.WithLabelValues(req.GroupKind.String(), outcome).Inc()
 	if err != nil {
 		logger.Error(err, "reconcile failed", "outcome", outcome)
 		return reconcile.Result{}, err
@@ -179,7 +179,7 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
-	r.References.Set(Request{GroupKind: entry.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}, inputs.References)
+	r.References.Set(Request{GroupKind: entry.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}, inputs.Referenced)
 	if !r.ReportAll && inputs.Unmatched() {
 		// No AI signal: no AIBOM. An existing one (the workload changed, or
 		// every root was reported before) is deleted.
@@ -303,8 +303,10 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	if status.DocumentSHA256 != aibom.Status.DocumentSHA256 || status.LastChanged == nil {
 		status.LastChanged = &now
 	}
+	status.ObservedGeneration, ready.ObservedGeneration = aibom.Generation, aibom.Generation
 	meta.SetStatusCondition(&status.Conditions, ready)
 	if truncated != nil {
+		truncated.ObservedGeneration = aibom.Generation
 		meta.SetStatusCondition(&status.Conditions, *truncated)
 	}
 	// A merge patch without a resourceVersion precondition: the controller

@@ -122,7 +122,7 @@ func (f *reconcilerFixture) aibom(t *testing.T) *v1alpha1.AIBOM {
 
 func outcomes(outcome string) float64 {
 	var m dto.Metric
-	if err := reconcileOutcomes.WithLabelValues("Widget", outcome).Write(&m); err != nil {
+	if err := reconcileOutcomes.WithLabelValues("Widget.example.com", outcome).Write(&m); err != nil {
 		return -1
 	}
 	return m.GetCounter().GetValue()

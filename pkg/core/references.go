@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
 
@@ -147,6 +148,22 @@ func declaredReferenced(a adapter.Adapter, gk schema.GroupKind) (adapter.Kind, b
 		}
 	}
 	return adapter.Kind{}, false
+}
+
+// redactReferences returns the references for the document: their names
+// and locators come from the root's spec, and are masked like every value
+// a scraper reports.
+func redactReferences(refs []document.Reference) []document.Reference {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]document.Reference, len(refs))
+	for i, r := range refs {
+		r.Name, _ = podtemplate.Redact(r.Name)
+		r.Locator, _ = podtemplate.Redact(r.Locator)
+		out[i] = r
+	}
+	return out
 }
 
 // referenceKey identifies one referenced object; Namespace is empty for a

@@ -179,6 +179,20 @@ func TestNoReferencesNoChange(t *testing.T) {
 	require.NotContains(t, string(res.JSON), "aibom.reference")
 }
 
+// A token written where a name belongs reaches the document masked; the
+// index keeps the name as written.
+func TestReferenceNamesRedactedInTheDocument(t *testing.T) {
+	const token = "hf_abcdefghijklmnopqrstuvwxyz0123456789"
+	w := widget("team-a", "w", map[string]any{"recipe": token})
+	reg, _, store := referenceWorld(t, w)
+	in := gather(reg, store, w)
+	require.Equal(t, token, in.Referenced[0].Name)
+	require.NotContains(t, in.References[0].Name, token)
+	res, err := document.Build(in.Input)
+	require.NoError(t, err)
+	require.NotContains(t, string(res.JSON), token)
+}
+
 func TestReferenceReason(t *testing.T) {
 	gr := schema.GroupResource{Group: "example.com", Resource: "recipes"}
 	require.Equal(t, adapter.ReasonNotFound, ReferenceReason(apierrors.NewNotFound(gr, "r")))

@@ -53,6 +53,10 @@ type Inputs struct {
 	Absorbed int
 	// Hash covers every field above.
 	Hash string
+	// Referenced lists the references the scrape looked up, as named (the
+	// index of referrers keys on them); Input.References holds them
+	// redacted, for the document. Not hashed: Input.References is.
+	Referenced []document.Reference
 }
 
 // GatherInputs scrapes a root and resolves its digests: the cheap half of
@@ -63,8 +67,10 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 	// declarations, recorded and listed in the document.
 	rec := newRecordingResolver(ctx, entry.Adapter, obj.GetNamespace())
 	in.Findings, in.ScrapeErr = scrapeSafely(adapter.WithResolver(ctx, rec), entry.Adapter, obj)
-	in.References = rec.references()
+	in.Referenced = rec.references()
+	in.References = redactReferences(in.Referenced)
 	if in.ScrapeErr == nil {
+		sanitize(ctx, entry.Adapter.Name(), &in.Findings)
 		in.Digests = resolveDigests(in.Findings, desc)
 	}
 	in.Hash = in.hash()
@@ -75,7 +81,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 // inputs start to give a different document or status (a changed builder or
 // scraper), so that every AIBOM is rewritten once after an upgrade even when
 // the version string did not change (development builds).
-const buildRevision = 3 // 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
+const buildRevision = 4 // 4: one component per identity, native evidence, purls, dependencies, compact JSON; 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
 
 func (in Inputs) hash() string {
 	scrapeErr := ""

@@ -30,10 +30,14 @@ func containerProperties(t *testing.T, doc, name string) (props map[string]strin
 	require.NoError(t, json.Unmarshal([]byte(doc), &d))
 	for _, c := range d.Components {
 		props = map[string]string{}
+		named := false
 		for _, p := range c.Properties {
 			props[p.Name] = p.Value
+			if p.Name == "aibom.container.name" && p.Value == name {
+				named = true // a component names every container running its image
+			}
 		}
-		if c.Type == "container" && props["aibom.container.name"] == name {
+		if c.Type == "container" && named {
 			if len(c.Hashes) > 0 {
 				hash = c.Hashes[0].Content
 			}

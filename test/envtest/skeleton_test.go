@@ -106,7 +106,7 @@ func TestNamespaceNotOptedInGetsNoAIBOM(t *testing.T) {
 	env.MustApply(t, off, vllmChain)
 	env.MustApply(t, on, vllmChain) // created after: once it has its AIBOM, the other was processed too
 	waitAIBOM(t, harness.AIBOMKey(on, deploymentGK, "llama"), nil)
-	require.Eventually(t, func() bool { return outcomeCount("Deployment", core.OutcomeNotOptedIn) > 0 }, eventually, tick)
+	require.Eventually(t, func() bool { return outcomeCount("Deployment.apps", core.OutcomeNotOptedIn) > 0 }, eventually, tick)
 	requireNoAIBOMFor(t, harness.AIBOMKey(off, deploymentGK, "llama"))
 }
 
@@ -146,14 +146,14 @@ func TestUnchangedInputsIssueNoRequests(t *testing.T) {
 	waitQuiet(t)
 
 	before := controller.Requests.Snapshot()
-	unchanged := outcomeCount("Deployment", core.OutcomeUnchanged)
+	unchanged := outcomeCount("Deployment.apps", core.OutcomeUnchanged)
 	// An annotation that no scraper reads triggers a reconcile whose inputs
 	// did not change: the peer rewrites status here; we must not.
 	deploy := objs[0].DeepCopy()
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(deploy), deploy))
 	deploy.SetAnnotations(map[string]string{"team": "inference"})
 	require.NoError(t, env.Client.Update(context.Background(), deploy))
-	require.Eventually(t, func() bool { return outcomeCount("Deployment", core.OutcomeUnchanged) > unchanged }, eventually, tick)
+	require.Eventually(t, func() bool { return outcomeCount("Deployment.apps", core.OutcomeUnchanged) > unchanged }, eventually, tick)
 	waitQuiet(t)
 
 	require.Empty(t, controller.Requests.Since(before), "a reconcile with unchanged inputs must issue no request at all")

@@ -2,6 +2,8 @@ package podtemplate
 
 import (
 	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,5 +77,41 @@ func FuzzReadCommand(f *testing.F) {
 			require.NotEmpty(t, m.Name)
 			require.True(t, len(m.Evidence.Locator) > 2 && m.Evidence.Locator[:2] == "c.", m.Evidence.Locator)
 		}
+	})
+}
+
+// FuzzRedactURLSecrets puts a secret in every credential-bearing place of a
+// URL or location and requires that Redact never lets it through.
+func FuzzRedactURLSecrets(f *testing.F) {
+	for _, seed := range []struct {
+		secret string
+		form   uint8
+	}{
+		{"wJalr/K7MDENG/bPxRfiCY", 0}, {"p@ssw0rd", 1}, {"hf_abcdefgh12345678", 2},
+		{"hunter22", 3}, {"tok.en-123", 4}, {"a@b/c@d", 5},
+	} {
+		f.Add(seed.secret, seed.form)
+	}
+	forms := []func(string) string{
+		func(s string) string { return "s3://AKIAZ7FAKE2TESTONLY9:" + s + "@bucket/models" },
+		func(s string) string { return "https://user:" + s + "@host.example/x" },
+		func(s string) string { return "https://host.example/m?hf_token=" + s + "&rev=main" },
+		func(s string) string { return "alice:" + s + "@nas.example:/models" },
+		func(s string) string { return "https://host.example/cb#access-token=" + s },
+		func(s string) string { return "--model=https://u:" + s + "@h.example/m?x=1" },
+	}
+	secretShape := regexp.MustCompile(`^[A-Za-z0-9/+@._-]{8,64}$`)
+	f.Fuzz(func(t *testing.T, secret string, form uint8) {
+		if !secretShape.MatchString(secret) || strings.HasPrefix(secret, "/") || strings.HasSuffix(secret, "/") {
+			return
+		}
+		build := forms[int(form)%len(forms)]
+		if strings.Contains(build(""), secret) {
+			return // the secret is part of the template itself
+		}
+		in := build(secret)
+		out, reasons := Redact(in)
+		require.NotContains(t, out, secret, "input %q", in)
+		require.NotEmpty(t, reasons)
 	})
 }

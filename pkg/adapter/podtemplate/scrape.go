@@ -214,9 +214,6 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	serving := !init || sidecar
 	imageRuntime := ""
-	if IsPlaceholder(c.Image) && strings.TrimSpace(c.Image) != "" {
-		f.Properties = append(f.Properties, adapter.Property{Name: "aibom.image.invalid", Value: imageLoc})
-	}
 	if ir, ok := ReadImage(c.Image); ok && serving {
 		imageRuntime = ir.Name
 		ev := adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}

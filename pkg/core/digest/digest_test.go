@@ -394,6 +394,6 @@ func TestResolveFeedsDocument(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, document.ValidateSchema(res.JSON))
-	assert.Contains(t, string(res.JSON), `"purl": "pkg:oci/nginx@sha256%3A`+hexA+`?repository_url=docker.io%2Flibrary%2Fnginx&tag=1.25"`)
+	assert.Contains(t, string(res.JSON), `"purl":"pkg:oci/nginx@sha256%3A`+hexA+`?repository_url=docker.io%2Flibrary%2Fnginx&tag=1.25"`)
 	assert.Equal(t, 2, res.Summary.Images)
 }

@@ -6,10 +6,8 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,6 +172,7 @@ const (
 	propRollupOwnedCount  = "aibom.rollup.ownedCount"
 	propRollupOwnedOmit   = "aibom.rollup.ownedOmitted"
 	propDataKind          = "aibom.data.kind"
+	propImageInvalid      = "aibom.image.invalid"
 	propFrameworkPurpose  = "aibom.framework.purpose"
 	propModelSource       = "aibom.model.source"
 	propModelServedName   = "aibom.model.servedName"
@@ -194,19 +193,6 @@ const (
 	tierModel
 	tierRuntime
 )
-
-// fact is one component before it gets its bom-ref.
-type fact struct {
-	tier       tier
-	confidence adapter.Confidence
-	locator    string
-	// key identifies the fact for de-duplication: type, name, version and
-	// evidence.
-	key string
-	// canon is the component's encoding, a total tie-breaker.
-	canon     string
-	component cdx.Component
-}
 
 // Build encodes the document for in.
 //
@@ -259,10 +245,10 @@ func Build(in Input) (Result, error) {
 		for _, i := range drop[:dropped] {
 			gone[i] = true
 		}
-		kept := make([]cdx.Component, 0, len(facts)-dropped)
+		kept := make([]fact, 0, len(facts)-dropped)
 		for i, f := range facts {
 			if !gone[i] {
-				kept = append(kept, f.component)
+				kept = append(kept, f)
 			}
 		}
 		return encode(in, summary.Confidence, kept, dropped)
@@ -301,262 +287,6 @@ func Build(in Input) (Result, error) {
 		return res, fmt.Errorf("document: %d bytes, limit %d: %w", len(doc), in.MaxBytes, ErrTooLarge)
 	}
 	return res, nil
-}
-
-// collectFacts turns the findings into de-duplicated, sorted components with
-// bom-refs.
-func collectFacts(in Input) ([]fact, error) {
-	var facts []fact
-	for i, c := range in.Findings.Containers {
-		var d ContainerDigest
-		if i < len(in.Digests) {
-			d = in.Digests[i]
-		}
-		f, err := containerFact(c, d)
-		if err != nil {
-			return nil, err
-		}
-		facts = append(facts, f)
-	}
-	for _, r := range in.Findings.Runtimes {
-		typ := cdx.ComponentTypeApplication
-		if r.Platform {
-			typ = cdx.ComponentTypePlatform
-		}
-		facts = append(facts, newFact(tierRuntime, typ, r.Name, r.Version, r.Confidence, r.Evidence, nil))
-	}
-	facts = append(facts, modelFacts(in.Findings.Models)...)
-	for _, fw := range in.Findings.Frameworks {
-		facts = append(facts, newFact(tierFramework, cdx.ComponentTypeFramework, fw.Name, "", fw.Confidence, fw.Evidence,
-			[]cdx.Property{{Name: propFrameworkPurpose, Value: fw.Purpose}}))
-	}
-	for _, d := range in.Findings.Data {
-		facts = append(facts, newFact(tierData, cdx.ComponentTypeData, d.Name, "", d.Confidence, d.Evidence,
-			[]cdx.Property{{Name: propDataKind, Value: d.Kind}}))
-	}
-
-	// De-duplicate: per identity keep the strongest confidence, then the
-	// smallest encoding.
-	slices.SortFunc(facts, func(a, b fact) int {
-		return cmp.Or(
-			strings.Compare(a.key, b.key),
-			-cmp.Compare(a.confidence.Rank(), b.confidence.Rank()),
-			strings.Compare(a.canon, b.canon),
-		)
-	})
-	facts = slices.CompactFunc(facts, func(a, b fact) bool { return a.key == b.key })
-
-	slices.SortFunc(facts, func(a, b fact) int {
-		return cmp.Or(
-			strings.Compare(string(a.component.Type), string(b.component.Type)),
-			strings.Compare(a.component.Name, b.component.Name),
-			strings.Compare(a.component.Version, b.component.Version),
-			strings.Compare(a.locator, b.locator),
-			strings.Compare(a.canon, b.canon),
-		)
-	})
-
-	// bom-refs: a short hash of the identity, lengthened on the (unlikely)
-	// event of a collision. Identities are unique after de-duplication.
-	refs := make(map[string]bool, len(facts))
-	for i := range facts {
-		sum := sha256.Sum256([]byte(facts[i].key))
-		h := hex.EncodeToString(sum[:])
-		ref := "aibom:" + string(facts[i].component.Type) + ":" + h[:16]
-		if refs[ref] {
-			ref = "aibom:" + string(facts[i].component.Type) + ":" + h
-		}
-		refs[ref] = true
-		facts[i].component.BOMRef = ref
-	}
-	return facts, nil
-}
-
-// modelFacts turns model claims into one component per identity (name and
-// version): the strongest claim (then the first locator) is its evidence,
-// every other claim is listed as aibom.evidence.<i>.{confidence,source,
-// locator}, and the sources and served names of all claims are kept.
-func modelFacts(models []adapter.Model) []fact {
-	type id struct{ name, version string }
-	groups := map[id][]adapter.Model{}
-	var order []id
-	for _, m := range models {
-		k := id{m.Name, m.Version}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], m)
-	}
-	var out []fact
-	for _, k := range order {
-		claims := slices.Clone(groups[k])
-		slices.SortFunc(claims, func(a, b adapter.Model) int {
-			return cmp.Or(-cmp.Compare(a.Confidence.Rank(), b.Confidence.Rank()),
-				strings.Compare(a.Evidence.Locator, b.Evidence.Locator),
-				strings.Compare(string(a.Evidence.Source), string(b.Evidence.Source)))
-		})
-		claims = slices.CompactFunc(claims, func(a, b adapter.Model) bool {
-			return a.Evidence == b.Evidence && a.Confidence == b.Confidence && a.Source == b.Source && a.ServedName == b.ServedName
-		})
-		primary := claims[0]
-		var extra []cdx.Property
-		for _, v := range distinct(claims, func(m adapter.Model) string { return m.Source }) {
-			extra = append(extra, cdx.Property{Name: propModelSource, Value: v})
-		}
-		for _, v := range distinct(claims, func(m adapter.Model) string { return m.ServedName }) {
-			extra = append(extra, cdx.Property{Name: propModelServedName, Value: v})
-		}
-		n := 0
-		for _, c := range claims[1:] {
-			if c.Evidence == primary.Evidence {
-				continue
-			}
-			p := propEvidenceMore + strconv.Itoa(n) + "."
-			n++
-			extra = append(extra,
-				cdx.Property{Name: p + "confidence", Value: string(c.Confidence)},
-				cdx.Property{Name: p + "source", Value: string(c.Evidence.Source)},
-				cdx.Property{Name: p + "locator", Value: c.Evidence.Locator})
-		}
-		out = append(out, newFact(tierModel, cdx.ComponentTypeMachineLearningModel, k.name, k.version, primary.Confidence, primary.Evidence, extra))
-	}
-	return out
-}
-
-// distinct returns the distinct non-empty values of key over list, sorted.
-func distinct[T any](list []T, key func(T) string) []string {
-	var out []string
-	for _, x := range list {
-		if v := key(x); v != "" {
-			out = append(out, v)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// newFact builds a component with the common properties followed by extra.
-func newFact(t tier, typ cdx.ComponentType, name, version string, conf adapter.Confidence, ev adapter.Evidence, extra []cdx.Property) fact {
-	props := []cdx.Property{
-		{Name: propConfidence, Value: string(conf)},
-		{Name: propEvidenceSource, Value: string(ev.Source)},
-		{Name: propEvidenceLocator, Value: ev.Locator},
-	}
-	props = append(props, extra...)
-	comp := cdx.Component{Type: typ, Name: name, Version: version, Properties: &props}
-	canon, _ := json.Marshal(comp) // a Component of strings always encodes
-	return fact{
-		tier:       t,
-		confidence: conf,
-		locator:    ev.Locator,
-		key:        strings.Join([]string{string(typ), name, version, string(ev.Source), ev.Locator}, "\x00"),
-		canon:      string(canon),
-		component:  comp,
-	}
-}
-
-// containerFact builds the container component of c, with its digest d.
-func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
-	repo, tag, pinned := ParseImage(c.Image)
-	if d.Digest == "" && pinned != "" {
-		d = ContainerDigest{
-			Digest:     pinned,
-			Confidence: adapter.Declared,
-			Evidence:   adapter.Evidence{Source: adapter.SourceImageReference, Locator: c.Evidence.Locator},
-		}
-	}
-	if d.Digest != "" {
-		if !IsDigest(d.Digest) {
-			return fact{}, fmt.Errorf("document: container %q: malformed digest %q", c.Name, d.Digest)
-		}
-		if d.Confidence != adapter.Declared && d.Confidence != adapter.Inferred {
-			return fact{}, fmt.Errorf("document: container %q: digest %s with confidence %q", c.Name, d.Digest, d.Confidence)
-		}
-	}
-	for _, r := range d.Running {
-		if !IsDigest(r.Digest) || r.Pods < 1 {
-			return fact{}, fmt.Errorf("document: container %q: running digest %q on %d pods", c.Name, r.Digest, r.Pods)
-		}
-	}
-
-	name := repo
-	if name == "" {
-		name = strings.TrimSpace(c.Image)
-	}
-	if name == "" {
-		name = c.Name
-	}
-	conf := adapter.Declared // the image reference is written in the spec
-	if strings.TrimSpace(c.Image) == "" {
-		conf = adapter.Unresolved
-	}
-
-	t := tierContainer
-	extra := []cdx.Property{{Name: propContainerName, Value: c.Name}}
-	if c.Init {
-		t = tierInitContainer
-		extra = append(extra, cdx.Property{Name: propContainerInit, Value: "true"})
-	}
-	if c.Group != "" {
-		extra = append(extra, cdx.Property{Name: propContainerGroup, Value: c.Group})
-	}
-	extra = append(extra, cdx.Property{Name: propImageReference, Value: c.Image})
-	if d.Digest == "" {
-		extra = append(extra, cdx.Property{Name: propDigestConfidence, Value: string(adapter.Unresolved)})
-	} else {
-		extra = append(extra,
-			cdx.Property{Name: propDigestConfidence, Value: string(d.Confidence)},
-			cdx.Property{Name: propDigestSource, Value: string(d.Evidence.Source)},
-			cdx.Property{Name: propDigestLocator, Value: d.Evidence.Locator},
-		)
-		extra = append(extra, runningProperties(d.Running)...)
-	}
-	f := newFact(t, cdx.ComponentTypeContainer, name, tag, conf, c.Evidence, extra)
-	// Keep different containers apart even if an adapter reused a locator.
-	f.key = strings.Join([]string{f.key, c.Name, strconv.FormatBool(c.Init), c.Group, c.Image}, "\x00")
-	if d.Digest != "" && repo != "" {
-		hexDigest := strings.TrimPrefix(d.Digest, "sha256:")
-		f.component.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: hexDigest}}
-		f.component.PackageURL = ociPURL(repo, tag, hexDigest)
-	}
-	canon, _ := json.Marshal(f.component)
-	f.canon = string(canon)
-	return f, nil
-}
-
-// runningProperties lists the running digests of a container with their pod
-// counts: aibom.digest.running.<i> = <digest>, aibom.digest.running.<i>.pods
-// = <n>, in the order given (most pods first), at most MaxRunningListed,
-// then aibom.digest.running.omitted = <n> when there were more.
-func runningProperties(running []RunningDigest) []cdx.Property {
-	var out []cdx.Property
-	for i, r := range running {
-		if i == MaxRunningListed {
-			out = append(out, cdx.Property{Name: propDigestRunningOmit, Value: strconv.Itoa(len(running) - MaxRunningListed)})
-			break
-		}
-		p := propDigestRunning + strconv.Itoa(i)
-		out = append(out, cdx.Property{Name: p, Value: r.Digest}, cdx.Property{Name: p + ".pods", Value: strconv.Itoa(r.Pods)})
-	}
-	return out
-}
-
-// ociPURL is the package URL of an OCI image:
-// pkg:oci/<name>@sha256%3A<hex>?repository_url=<repository>[&tag=<tag>].
-func ociPURL(repo, tag, hexDigest string) string {
-	name := strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
-	var b strings.Builder
-	b.WriteString("pkg:oci/")
-	b.WriteString(url.PathEscape(name))
-	b.WriteString("@sha256%3A")
-	b.WriteString(hexDigest)
-	b.WriteString("?repository_url=")
-	b.WriteString(url.QueryEscape(repo))
-	if tag != "" {
-		b.WriteString("&tag=")
-		b.WriteString(url.QueryEscape(tag))
-	}
-	return b.String()
 }
 
 // summarise condenses the sorted facts.
@@ -612,7 +342,11 @@ type claimKey struct {
 }
 
 // encode writes the document with the given components.
-func encode(in Input, confidence adapter.Confidence, components []cdx.Component, dropped int) ([]byte, error) {
+func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) ([]byte, error) {
+	components := make([]cdx.Component, len(kept))
+	for i, f := range kept {
+		components[i] = f.component
+	}
 	toolName := in.Tool.Name
 	if toolName == "" {
 		toolName = ToolName
@@ -632,11 +366,14 @@ func encode(in Input, confidence adapter.Confidence, components []cdx.Component,
 	}
 	tools := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: in.Tool.Version}}
 
+	workloadRef := "aibom:workload:" + kind + "/" + sub.Namespace + "/" + sub.Name
+	lifecycles := []cdx.Lifecycle{{Phase: cdx.LifecyclePhaseOperations}}
 	bom := cdx.NewBOM()
 	bom.Metadata = &cdx.Metadata{
-		Tools: &cdx.ToolsChoice{Components: &tools},
+		Lifecycles: &lifecycles,
+		Tools:      &cdx.ToolsChoice{Components: &tools},
 		Component: &cdx.Component{
-			BOMRef:     "aibom:workload:" + kind + "/" + sub.Namespace + "/" + sub.Name,
+			BOMRef:     workloadRef,
 			Type:       cdx.ComponentTypeApplication,
 			Name:       sub.Name,
 			Properties: &subjectProps,
@@ -646,6 +383,8 @@ func encode(in Input, confidence adapter.Confidence, components []cdx.Component,
 	if len(components) > 0 {
 		bom.Components = &components
 	}
+	deps := dependencies(workloadRef, kept)
+	bom.Dependencies = &deps
 
 	// The serial number is a name-based UUID of the document without it.
 	unsigned, err := marshal(bom)
@@ -741,7 +480,7 @@ func sortedOwned(owned []string) []string {
 func marshal(bom *cdx.BOM) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
-	enc.SetPretty(true).SetEscapeHTML(false)
+	enc.SetPretty(false).SetEscapeHTML(false)
 	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
 		return nil, fmt.Errorf("document: encode: %w", err)
 	}

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
-
-	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
 
 // Reference is one referenced object a root's scrape looked up: a NIMCache,
-// a ServingRuntime. The document lists each under aibom.reference.<i>.
+// a ServingRuntime. The document lists each under aibom.reference.<i>, as
+// given: the core redacts names and locators before (they come from the
+// root's spec).
 type Reference struct {
 	Group string `json:"group,omitempty"`
 	Kind  string `json:"kind"`
@@ -50,13 +50,9 @@ func referenceProperties(refs []Reference) []cdx.Property {
 		if r.Unresolved != "" {
 			state = "unresolved:" + r.Unresolved
 		}
-		// Names and locators come from the root's spec: masked like every
-		// value a scraper reports.
-		name, _ := podtemplate.Redact(r.Kind + "/" + r.Name)
-		locator, _ := podtemplate.Redact(r.Locator)
 		props = append(props,
-			cdx.Property{Name: p, Value: name},
-			cdx.Property{Name: p + ".locator", Value: locator},
+			cdx.Property{Name: p, Value: r.Kind + "/" + r.Name},
+			cdx.Property{Name: p + ".locator", Value: r.Locator},
 			cdx.Property{Name: p + ".state", Value: state},
 		)
 	}
