@@ -32,7 +32,10 @@
 //     namespace has none, as KServe resolves it: its containers are read
 //     with the podtemplate scraper (images, runtimes, models), each located
 //     in the runtime, "ServingRuntime/<name>:spec.containers[0].image", and
-//     kserve.predictor.runtimeKind says which kind it was. A runtime that
+//     kserve.predictor.runtimeKind says which kind it was. Both lookups are
+//     recorded in the document (the namespace one as not-found when the
+//     cluster one answered): a ServingRuntime created later under that name
+//     takes precedence, as in KServe, and re-reconciles the root. A runtime that
 //     cannot be read (absent, forbidden, CRD not served) is a runtime claim
 //     named after it with confidence unresolved;
 //   - the container "kserve-container" when the model sets an image (an

@@ -483,3 +483,42 @@ spec:
 	requireAbsorbed(t, a)
 	require.Contains(t, a.Status.Document, `"pytorch"`)
 }
+
+// A cluster-scoped reference: an InferenceService whose runtime is a
+// ClusterServingRuntime (its namespace has no ServingRuntime of that name).
+// A change to the cluster runtime re-reconciles the root.
+func TestInferenceServiceClusterServingRuntimeChange(t *testing.T) {
+	c := beta
+	ns := c.newNamespace(t)
+	runtimeName := "hf-" + ns // cluster-scoped: one per test namespace
+	objs := c.env.MustApply(t, "", `
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata: {name: `+runtimeName+`}
+spec:
+  supportedModelFormats: [{name: huggingface, autoSelect: true}]
+  containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.15.1"}]
+`)
+	t.Cleanup(func() { _ = c.env.Client.Delete(context.Background(), objs[0]) })
+	c.env.MustApply(t, ns, `
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: bert}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      runtime: `+runtimeName+`
+      storageUri: hf://google-bert/bert-base-uncased
+`)
+	a := c.waitAIBOM(t, ns, isvcGK, "bert", docHas(`"kserve/huggingfaceserver:v0.15.1"`,
+		`"ClusterServingRuntime/`+runtimeName+`:spec.containers[0].image"`, `"unresolved:not-found"`))
+	csr := c.get(t, objs[0])
+	require.NoError(t, unstructured.SetNestedSlice(csr.Object, []any{map[string]any{
+		"name": "kserve-container", "image": "kserve/huggingfaceserver:v0.15.2",
+	}}, "spec", "containers"))
+	require.NoError(t, c.env.Client.Update(context.Background(), csr))
+	b := c.waitAIBOM(t, ns, isvcGK, "bert", docHas(`"kserve/huggingfaceserver:v0.15.2"`))
+	require.Equal(t, a.UID, b.UID)
+	require.NotContains(t, b.Status.Document, `"kserve/huggingfaceserver:v0.15.1"`)
+}
