@@ -11,15 +11,18 @@ import (
 	"github.com/aibom-dev/aibom/adapters/batch"
 	"github.com/aibom-dev/aibom/adapters/dynamo"
 	"github.com/aibom-dev/aibom/adapters/grove"
+	"github.com/aibom-dev/aibom/adapters/kserve"
+	"github.com/aibom-dev/aibom/adapters/kuberay"
 	"github.com/aibom-dev/aibom/adapters/lws"
 	"github.com/aibom-dev/aibom/adapters/nim"
+	"github.com/aibom-dev/aibom/adapters/trainer"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 // All returns every in-tree adapter, by name.
 func All() map[string]adapter.Adapter {
 	out := map[string]adapter.Adapter{}
-	for _, a := range []adapter.Adapter{apps.New(), batch.New(), dynamo.New(), grove.New(), lws.New(), nim.New()} {
+	for _, a := range []adapter.Adapter{apps.New(), batch.New(), dynamo.New(), grove.New(), kserve.New(), kuberay.New(), lws.New(), nim.New(), trainer.New()} {
 		out[a.Name()] = a
 	}
 	return out

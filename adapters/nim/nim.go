@@ -147,6 +147,9 @@ var kinds = []adapter.Kind{
 	// StatefulSets).
 	{Group: Group, Kind: "NIMService", Resource: "nimservices", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked,
 		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}}},
+	// A NIMService names the NIMCache that holds its model; no
+	// ownerReference links them.
+	{Group: Group, Kind: "NIMCache", Resource: "nimcaches", Versions: []string{"v1alpha1"}, Role: adapter.RoleReferenced},
 }
 
 // digestTag is a digest written as a tag.
@@ -161,7 +164,7 @@ func (nimAdapter) Name() string { return Name }
 
 func (nimAdapter) Kinds() []adapter.Kind { return adapter.CloneKinds(kinds) }
 
-func (nimAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+func (nimAdapter) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {
 		return adapter.Findings{}, fmt.Errorf("nim: no object")
 	}
@@ -169,7 +172,7 @@ func (nimAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (ada
 	if gvk.Group != Group || gvk.Kind != "NIMService" || gvk.Version != "v1alpha1" {
 		return adapter.Findings{}, fmt.Errorf("nim: %s is not a tracked kind of this adapter", gvk)
 	}
-	s := scraper{name: obj.GetName(), f: adapter.Findings{Scrapers: []adapter.Scraper{Scraper()}}}
+	s := scraper{ctx: ctx, name: obj.GetName(), f: adapter.Findings{Scrapers: []adapter.Scraper{Scraper()}}}
 	if err := s.scrape(obj); err != nil {
 		return adapter.Findings{}, fmt.Errorf("nim: NIMService %s: %w", obj.GetName(), err)
 	}
@@ -178,6 +181,7 @@ func (nimAdapter) Scrape(_ context.Context, obj *unstructured.Unstructured) (ada
 
 // scraper collects the findings of one NIMService.
 type scraper struct {
+	ctx  context.Context
 	name string
 	f    adapter.Findings
 }
@@ -374,6 +378,7 @@ func (s *scraper) storage(spec map[string]any) error {
 	if name != "" {
 		s.data(name, "nimcache", path+".nimCache.name")
 		s.str(PropertyStoragePrefix+"nimCache.name", name, path+".nimCache.name")
+		s.nimCache(name, path+".nimCache.name")
 	}
 	s.str(PropertyStoragePrefix+"nimCache.profile", cache["profile"], path+".nimCache.profile")
 

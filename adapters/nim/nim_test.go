@@ -55,7 +55,10 @@ func TestKinds(t *testing.T) {
 	a := New()
 	require.Equal(t, "nim", a.Name())
 	ks := a.Kinds()
-	require.Len(t, ks, 1)
+	require.Len(t, ks, 2)
+	require.NoError(t, ks[1].Validate())
+	require.Equal(t, adapter.RoleReferenced, ks[1].Role)
+	require.Equal(t, "NIMCache", ks[1].Kind)
 	require.NoError(t, ks[0].Validate())
 	require.Equal(t, adapter.RoleTracked, ks[0].Role)
 	require.Equal(t, "apps.nvidia.com/v1alpha1, Resource=nimservices", ks[0].GroupVersionResource().String())
@@ -75,7 +78,10 @@ func TestScrapeFixtures(t *testing.T) {
 				PodNames: podNames("meta-llama-3-2-1b-instruct"), Evidence: ev(adapter.SourceImageReference, "spec.image")}},
 			Runtimes: nimRuntime("1.12.0"),
 			Models: []adapter.Model{{Name: "meta/llama-3.2-1b-instruct", Confidence: adapter.Inferred,
-				Evidence: ev(adapter.SourceImagePattern, "spec.image.repository")}},
+				Evidence: ev(adapter.SourceImagePattern, "spec.image.repository")},
+				// No resolver in this scrape: the NIMCache is unresolved.
+				{Name: "NIMCache/meta-llama-3-2-1b-instruct", Confidence: adapter.Unresolved,
+					Evidence: ev(adapter.SourceCRDField, "spec.storage.nimCache.name")}},
 			Data: []adapter.Data{{Name: "meta-llama-3-2-1b-instruct", Kind: "nimcache", Confidence: adapter.Declared,
 				Evidence: ev(adapter.SourceCRDField, "spec.storage.nimCache.name")}},
 			Properties: props("nim.replicas", "1", "nim.storage.nimCache.name", "meta-llama-3-2-1b-instruct",
@@ -113,6 +119,7 @@ func TestScrapeFixtures(t *testing.T) {
 				{Name: "llama-405b", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, "spec.args[0](--served-model-name)")},
 				// A served-model name is an alias: the image still implies the model.
 				{Name: "meta/llama-3.1-405b-instruct", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, "spec.image.repository")},
+				{Name: "NIMCache/llama-3-1-405b", Confidence: adapter.Unresolved, Evidence: ev(adapter.SourceCRDField, "spec.storage.nimCache.name")},
 			},
 			Data: []adapter.Data{{Name: "llama-3-1-405b", Kind: "nimcache", Confidence: adapter.Declared,
 				Evidence: ev(adapter.SourceCRDField, "spec.storage.nimCache.name")}},

@@ -59,7 +59,10 @@ type Summary struct {
 	// Model is the first model, for the printer column.
 	// +optional
 	Model string `json:"model,omitempty"`
-	// Images is the number of container images in the document.
+	// Images is the number of container images in the document: zero for a
+	// workload whose images live elsewhere (a KServe model served by the
+	// runtime it names, an Ollama model).
+	// +optional
 	Images int `json:"images"`
 	// Confidence is the aggregate confidence of the document's facts:
 	// declared (read from a field the owner set for it), inferred (derived,

@@ -229,7 +229,7 @@ func run() error {
 		return err
 	}
 	var kinds []string
-	for _, e := range registry.Entries() {
+	for _, e := range registry.AllEntries() {
 		kinds = append(kinds, e.Kind.String()+"("+string(e.Role)+")")
 	}
 	logger.Info("starting", "version", version.Version, "adapters", adapters, "kinds", kinds)

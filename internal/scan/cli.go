@@ -80,6 +80,10 @@ prints the document itself when there is exactly one root, else a JSON
 array of documents (none: []). --out-dir DIR also writes one
 <aibom-name>.cdx.json per root.
 
+Out-of-tree adapters (--adapter-plugin, --adapter-plugin-dir) are started
+and spoken to exactly as the controller does; a plugin that does not start
+is a usage error naming it.
+
 Exit codes: 0 success; 1 unreadable input (file:line in the message) or
 output; 2 usage error; 3 duplicate objects (without --allow-duplicates);
 4 partial results (printed, but some root has no document or some kind
@@ -202,6 +206,8 @@ type scanFlags struct {
 	ignoreOptIn     bool
 	allowDuplicates bool
 	adapters        string
+	plugins         stringList
+	pluginDir       string
 	maxDocBytes     int
 	report          string
 	maxFileBytes    int64
@@ -226,6 +232,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.ignoreOptIn, "ignore-opt-in", false, "With a cluster: read namespaces that did not opt in too.")
 	fs.BoolVar(&f.allowDuplicates, "allow-duplicates", false, "With -f: keep the last of objects read twice instead of failing (exit code 3).")
 	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	fs.Var(&f.plugins, "adapter-plugin", "Path of an out-of-tree adapter binary to load, as the controller does; repeatable.")
+	fs.StringVar(&f.pluginDir, "adapter-plugin-dir", "", "Directory whose executables are loaded as adapter plugins, as the controller does.")
 	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", manifest.DefaultLimits.MaxFileBytes, "With -f: the largest manifest file read; a larger one, or anything but a regular file, is an input error.")
 	fs.Int64Var(&f.maxInputBytes, "max-input-bytes", manifest.DefaultLimits.MaxTotalBytes, "With -f: the most bytes read from all files together.")
 	fs.StringVar(&f.report, "report", "ai", "Which roots are reported, as on the controller: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\".")
@@ -270,9 +278,14 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("--adapters: %v", err)
 	}
-	reg, err := core.NewRegistry(enabled...)
+	plugins, closePlugins, err := openPlugins(f.plugins, f.pluginDir)
 	if err != nil {
-		return usage("--adapters: %v", err)
+		return usage("%v", err)
+	}
+	defer closePlugins()
+	reg, err := core.NewRegistry(append(enabled, plugins...)...)
+	if err != nil {
+		return usage("adapters: %v", err)
 	}
 
 	var snap *Snapshot

@@ -138,7 +138,7 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 	// Version negotiation, as the controller's supervisor does it.
 	served := &core.ServedVersions{Discovery: disc}
 	var entries []core.Entry
-	for _, e := range reg.Entries() {
+	for _, e := range reg.AllEntries() {
 		v, ok, err := served.Preferred(e)
 		if err != nil {
 			return nil, err
@@ -165,6 +165,10 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 	}
 	count := 0
 	for _, e := range entries {
+		lists := lists
+		if e.ClusterScoped {
+			lists = []string{""} // a cluster-scoped referenced kind
+		}
 		for _, ns := range lists {
 			objs, err := listAll(ctx, func(lo metav1.ListOptions) ([]client.Object, string, error) {
 				return listPage(ctx, dyn, meta, e, ns, lo)
@@ -179,7 +183,7 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 				continue
 			}
 			for _, o := range objs {
-				if !scan[o.GetNamespace()] {
+				if !scan[o.GetNamespace()] && !e.ClusterScoped {
 					continue
 				}
 				o.GetObjectKind().SetGroupVersionKind(e.GVK())

@@ -178,7 +178,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"scan", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
-		{[]string{"scan", "--adapter-plugin", "x"}, "flag provided but not defined: -adapter-plugin"},
+		{[]string{"scan", "--adapter-plugin", "x"}, "no such file or directory; refusing to start it"},
 		{[]string{"scan", "-f", manifests, "--output", "yaml"}, `--output must be table, json or cyclonedx-xml, not "yaml"`},
 		{[]string{"scan", "-f", manifests, "-A"}, "--all-namespaces reads a cluster"},
 		{[]string{"scan", "-f", manifests, "--kubeconfig", "x"}, "give one or the other"},

@@ -103,7 +103,7 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 	for _, s := range srcs {
 		o := s.Object
 		gk := o.GroupVersionKind().GroupKind()
-		if o.GetNamespace() == "" && !clusterScoped[gk] {
+		if o.GetNamespace() == "" && !clusterScoped[gk] && !clusterScopedReferenced(reg, gk) {
 			o.SetNamespace(ns)
 		}
 		if o.GetName() == "" && o.GetGenerateName() != "" {
@@ -155,6 +155,9 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 			continue
 		}
 		e, ok := reg.Lookup(gvk.GroupKind())
+		if !ok {
+			e, ok = reg.Referenced(gvk.GroupKind())
+		}
 		if !ok {
 			unknown[kindString(gvk.GroupKind())]++
 			continue
@@ -210,6 +213,14 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// clusterScopedReferenced reports whether gk is a cluster-scoped referenced
+// kind (a ClusterServingRuntime): such an object keeps no namespace, and is
+// found by the roots of every namespace.
+func clusterScopedReferenced(reg *core.Registry, gk schema.GroupKind) bool {
+	e, ok := reg.Referenced(gk)
+	return ok && e.ClusterScoped
 }
 
 // optedIn reports whether labels opt a namespace in.

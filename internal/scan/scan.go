@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
@@ -119,7 +120,10 @@ func Evaluate(ctx context.Context, reg *core.Registry, store core.Store, opts Op
 					u = tu
 				}
 			}
-			rep := core.BuildReport(ctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
+			// References resolve among the input objects, in the root's
+			// namespace (or at cluster scope), as in the controller.
+			rctx := adapter.WithResolver(ctx, core.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()})
+			rep := core.BuildReport(rctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
 			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName())})
 		}
 	}

@@ -18,7 +18,8 @@ type Adapter interface {
 	// Name is the adapter's short name, as used by the --adapters flag
 	// (for example "apps", "dynamo").
 	Name() string
-	// Kinds lists every kind the adapter knows, tracked or walk-only.
+	// Kinds lists every kind the adapter knows: tracked, walk-only or
+	// referenced.
 	Kinds() []Kind
 	// Scrape reads one object of a tracked kind, given as unstructured JSON in
 	// one of the versions the adapter declared for that kind, and returns what
@@ -54,8 +55,12 @@ type Kind struct {
 	// Versions lists the versions the adapter understands, preferred first.
 	// The core uses the most preferred version the cluster serves.
 	Versions []string
-	// Role is RoleTracked or RoleWalkOnly.
+	// Role is RoleTracked, RoleWalkOnly or RoleReferenced.
 	Role Role
+	// ClusterScoped marks a cluster-scoped referenced kind (KServe's
+	// ClusterServingRuntime): it is looked up at cluster scope. Tracked and
+	// walk-only kinds are namespaced.
+	ClusterScoped bool
 	// PodOwners declares, for a tracked kind, how it materialises pods: the
 	// kinds that are the controller of its pods when no other tracked kind
 	// lies between the workload and the pod. A Deployment's pods are
@@ -130,8 +135,11 @@ func (k Kind) Validate() error {
 		}
 		seen[v] = true
 	}
-	if k.Role != RoleTracked && k.Role != RoleWalkOnly {
-		return fmt.Errorf("kind %s: role %q is neither %q nor %q", k, k.Role, RoleTracked, RoleWalkOnly)
+	if k.Role != RoleTracked && k.Role != RoleWalkOnly && k.Role != RoleReferenced {
+		return fmt.Errorf("kind %s: role %q is not %q, %q or %q", k, k.Role, RoleTracked, RoleWalkOnly, RoleReferenced)
+	}
+	if k.ClusterScoped && k.Role != RoleReferenced {
+		return fmt.Errorf("kind %s: only a referenced kind may be cluster-scoped; tracked and walk-only kinds are namespaced", k)
 	}
 	return k.validatePodOwners()
 }

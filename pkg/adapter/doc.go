@@ -7,7 +7,7 @@
 // resolves running digests and writes documents, the same way for every
 // adapter, compiled in or served out of process.
 //
-// A kind has one of two roles:
+// A kind has one of three roles:
 //
 //   - RoleTracked: a workload. It is reported as a root with its own AIBOM
 //     unless another tracked kind controls it, directly or through a chain of
@@ -16,6 +16,14 @@
 //   - RoleWalkOnly: an intermediate that only connects owners to descendants
 //     (ReplicaSet, Pod, Grove's PodClique). It is read for the ownership walk and
 //     the closure, never reported, never listed.
+//   - RoleReferenced: an object a tracked object names but does not own
+//     (a NIMService's NIMCache, a KServe ServingRuntime). Scrape looks it up
+//     by kind and name through the Resolver in its context (Resolve): in the
+//     root's namespace, or at cluster scope for a Kind.ClusterScoped kind.
+//     It is never walked or reported; the document records each reference
+//     and whether it resolved, and a change to the object re-reconciles the
+//     roots that used it. A reference that cannot be read is a finding with
+//     confidence Unresolved, never an error.
 //
 // Findings carry a confidence and an evidence locator for every fact, so that
 // an auditor can trace each line of a document to the field it came from.

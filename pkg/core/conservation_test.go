@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 var forestKinds = []schema.GroupVersionKind{
@@ -24,11 +26,14 @@ var forestKinds = []schema.GroupVersionKind{
 // ways clusters do: owners deleted with children lingering, owners re-created
 // under the same name (new UID), references with the right UID and a wrong
 // name, long chains past the depth cap, and ownerReference cycles.
-func randomForest(rng *rand.Rand) []client.Object {
+func randomForest(rng *rand.Rand) []client.Object { return randomForestOf(rng, forestKinds) }
+
+// randomForestOf is randomForest over the given kinds.
+func randomForestOf(rng *rand.Rand, kinds []schema.GroupVersionKind) []client.Object {
 	var w world
 	n := 2 + rng.Intn(40)
 	for i := 0; i < n; i++ {
-		gvk := forestKinds[rng.Intn(len(forestKinds))]
+		gvk := kinds[rng.Intn(len(kinds))]
 		var owner client.Object
 		switch r := rng.Float64(); {
 		case len(w.objs) > 0 && r < 0.45: // long chains, to reach the depth cap
@@ -81,6 +86,44 @@ func TestConservationOverRandomForests(t *testing.T) {
 
 // FuzzConservation lets the fuzzer pick the forests:
 // go test ./pkg/core -run '^$' -fuzz FuzzConservation -fuzztime 30s
+// TestConservationOverRandomForestsWithReferences adds objects of a
+// referenced kind to the forests, anywhere in the ownership graph (owned by
+// a workload, owning one, in a cycle): a referenced kind is never walked
+// through, never a root, never absorbed, and conservation still holds.
+func TestConservationOverRandomForestsWithReferences(t *testing.T) {
+	recipeGVK := recipeGK.WithVersion("v1")
+	base := testRegistry(t)
+	var adapters []adapter.Adapter
+	adapters = append(adapters, base.Adapters()...)
+	adapters = append(adapters, testAdapter{name: "recipes", kinds: []adapter.Kind{kind("example.com", "Recipe", "recipes", "v1", adapter.RoleReferenced)}})
+	reg, err := NewRegistry(adapters...)
+	require.NoError(t, err)
+	kinds := append(append([]schema.GroupVersionKind(nil), forestKinds...), recipeGVK, recipeGVK)
+	rng := rand.New(rand.NewSource(1414))
+	for forest := 0; forest < 3000; forest++ {
+		objs := randomForestOf(rng, kinds)
+		checkConservation(t, reg, forest, objs)
+		store := NewMemoryStore(objs)
+		closure := Closure{Registry: reg, Store: store}
+		walker := Walker{Registry: reg, Store: store}
+		for _, o := range objs {
+			if !reg.IsTracked(o.GetObjectKind().GroupVersionKind().GroupKind()) {
+				continue
+			}
+			// Never walked through: an object a Recipe controls is not
+			// absorbed by whatever controls the Recipe.
+			if ref := metav1.GetControllerOfNoCopy(o); ref != nil && ref.Kind == "Recipe" {
+				require.Nil(t, walker.TrackedOwner(context.Background(), o).Owner, "forest %d: walked through a referenced kind", forest)
+			}
+			d, err := closure.Descendants(context.Background(), o)
+			require.NoError(t, err)
+			for _, x := range d.Tracked {
+				require.NotEqual(t, recipeGK, x.GetObjectKind().GroupVersionKind().GroupKind(), "forest %d: a referenced object in a closure", forest)
+			}
+		}
+	}
+}
+
 func FuzzConservation(f *testing.F) {
 	for _, seed := range []int64{1, 5005, 4711, 235} {
 		f.Add(seed)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[Request]
@@ -54,6 +55,9 @@ type EventMapper struct {
 	Written *writeLog
 	// Roots caches resolved ownership levels; may be nil.
 	Roots *RootCache
+	// References maps a referenced object to the roots that used it (see
+	// references.go); may be nil.
+	References *ReferenceIndex
 }
 
 // MapOp says what a Request asks of the worker.
@@ -161,6 +165,13 @@ func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q adder) tool
 func (m EventMapper) enqueue(e Entry, obj client.Object, withDescendants bool, q adder) {
 	if sq, ok := q.(*standbyQueue); ok && !sq.attached() {
 		return // a follower: everything is replayed once it leads
+	}
+	if e.Role == adapter.RoleReferenced {
+		// A referenced object is never walked: its change concerns the
+		// roots that read it (an index lookup). Checked before the
+		// namespace filter: a cluster-scoped kind has no namespace.
+		m.enqueueReferrers(e, obj, q)
+		return
 	}
 	ns := obj.GetNamespace()
 	if !m.Namespaces.OptedIn(ns) {
@@ -314,7 +325,7 @@ func relevantChange(e Entry, oldObj, newObj client.Object) bool {
 	switch {
 	case e.GroupKind() == PodGroupKind:
 		return !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj))
-	case e.Tracked():
+	case e.Tracked(), e.Role == adapter.RoleReferenced:
 		return oldObj.GetGeneration() != newObj.GetGeneration() ||
 			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations())
 	default:

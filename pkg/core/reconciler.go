@@ -95,6 +95,10 @@ type Reconciler struct {
 	// met a kind not synced yet (the retry backoff).
 	undecided sync.Map // Request -> int
 
+	// References records the referenced objects each root used (see
+	// references.go); may be nil.
+	References *ReferenceIndex
+
 	missLogged sync.Map // "<kind>/<reason>" -> true: one log line per kind per process
 	// written records what this process wrote to each AIBOM (writes.go), so
 	// that a reconcile running on a cache that has not yet seen our own write
@@ -125,6 +129,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	logger := log.FromContext(ctx).WithValues("kind", req.GroupKind.String(), "namespace", req.Namespace, "name", req.Name)
 	ctx = log.IntoContext(ctx, logger)
 	outcome, err := r.reconcileWorkload(ctx, req)
+	if forgetsReferences(outcome) {
+		r.References.Forget(req)
+	}
 	if outcome == OutcomeOwnerNotSynced {
 		reconcileOutcomes.WithLabelValues(req.GroupKind.String(), outcome).Inc()
 		return reconcile.Result{RequeueAfter: r.undecidedBackoff(req)}, nil
@@ -207,7 +214,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 		// reached, so that their disappearance re-evaluates it.
 		r.Mapper.Roots.rememberReach(req, desc.Live)
 	}
-	return r.report(ctx, entry, obj.(*unstructured.Unstructured), desc, aibomKey)
+	return r.report(r.withResolver(ctx, req.Namespace), entry, obj.(*unstructured.Unstructured), desc, aibomKey)
 }
 
 // report scrapes the root, builds its document and writes the AIBOM when the
@@ -222,6 +229,7 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	r.References.Set(Request{GroupKind: entry.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}, inputs.Referenced)
 	if !r.ReportAll && inputs.Unmatched() {
 		// No AI signal: no AIBOM. An existing one (the workload changed, or
 		// every root was reported before) is deleted; deleteAIBOM costs no

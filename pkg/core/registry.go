@@ -73,12 +73,14 @@ func (r *Registry) add(a adapter.Adapter) error {
 	return nil
 }
 
-// Lookup returns the entry of a kind, if registered.
+// Lookup returns the entry of a tracked or walk-only kind, if registered:
+// the kinds of the ownership graph. Referenced kinds are not part of it (the
+// walk and the closure never pass through them); see Referenced.
 func (r *Registry) Lookup(gk schema.GroupKind) (Entry, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
-	if !ok {
+	if !ok || e.Role == adapter.RoleReferenced {
 		return Entry{}, false
 	}
 	return *e, true
@@ -121,12 +123,25 @@ func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
 	return fmt.Errorf("registry: adapter %q does not understand %s in version %s", e.Adapter.Name(), gk, version)
 }
 
-// Entries returns every registered kind, sorted by group then kind.
+// Entries returns every registered tracked and walk-only kind (the
+// ownership graph's), sorted by group then kind.
 func (r *Registry) Entries() []Entry {
+	return r.entries(func(e *Entry) bool { return e.Role != adapter.RoleReferenced })
+}
+
+// AllEntries returns every registered kind, referenced kinds included: the
+// kinds the supervisor watches.
+func (r *Registry) AllEntries() []Entry {
+	return r.entries(func(*Entry) bool { return true })
+}
+
+func (r *Registry) entries(keep func(*Entry) bool) []Entry {
 	r.mu.RLock()
 	out := make([]Entry, 0, len(r.kinds))
 	for _, e := range r.kinds {
-		out = append(out, *e)
+		if keep(e) {
+			out = append(out, *e)
+		}
 	}
 	r.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool {

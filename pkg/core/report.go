@@ -53,13 +53,22 @@ type Inputs struct {
 	Absorbed int
 	// Hash covers every field above.
 	Hash string
+	// Referenced lists the references the scrape looked up, as named (the
+	// index of referrers keys on them); Input.References holds them
+	// redacted, for the document. Not hashed: Input.References is.
+	Referenced []document.Reference
 }
 
 // GatherInputs scrapes a root and resolves its digests: the cheap half of
 // BuildReport.
 func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, tool document.Tool, maxBytes int) Inputs {
 	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
-	in.Findings, in.ScrapeErr = scrapeSafely(ctx, entry.Adapter, obj)
+	// Every reference the scrape looks up is checked against the adapter's
+	// declarations, recorded and listed in the document.
+	rec := newRecordingResolver(ctx, entry.Adapter, obj.GetNamespace())
+	in.Findings, in.ScrapeErr = scrapeSafely(adapter.WithResolver(ctx, rec), entry.Adapter, obj)
+	in.Referenced = rec.references()
+	in.References = redactReferences(in.Referenced)
 	if in.ScrapeErr == nil {
 		sanitize(ctx, entry.Adapter.Name(), &in.Findings)
 		in.Digests = resolveDigests(in.Findings, desc)

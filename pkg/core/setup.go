@@ -94,7 +94,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Log:      logger.WithName("supervisor"),
 	}
 	namespaces := NewNamespaceSet()
-	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache()}
+	refs := NewReferenceIndex()
+	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache(), References: refs}
 	r := &Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
@@ -109,6 +110,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		ScrapeRetry:      opts.ScrapeRetry,
 		Mapper:           &sup.Mapper,
 		Queue:            &sup.queue,
+		References:       refs,
 	}
 	sup.Mapper.Written = &r.written
 	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{

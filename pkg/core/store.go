@@ -50,7 +50,7 @@ type ControllerKindHints interface {
 // (tracked kinds, to scrape them; Pods, for their status) rather than its
 // metadata alone.
 func NeedsFullObject(e Entry) bool {
-	return e.Role == adapter.RoleTracked || e.GroupKind() == PodGroupKind
+	return e.Role == adapter.RoleTracked || e.Role == adapter.RoleReferenced || e.GroupKind() == PodGroupKind
 }
 
 // NewObject returns an empty object of the form the core reads a kind in:

@@ -342,7 +342,7 @@ func (s *Supervisor) NeedLeaderElection() bool { return false }
 // of kinds no longer served.
 func (s *Supervisor) discover(ctx context.Context) {
 	served := &ServedVersions{Discovery: s.discovery}
-	for _, e := range s.Registry.Entries() {
+	for _, e := range s.Registry.AllEntries() {
 		version, ok, err := served.Preferred(e)
 		if err != nil {
 			// Neither start nor stop on a failed discovery: next pass.
@@ -400,10 +400,14 @@ func (s *Supervisor) discover(ctx context.Context) {
 func (s *Supervisor) start(ctx context.Context, e Entry) error {
 	kw := &kindWatch{entry: e}
 	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(e.GVK(), meta.RESTScopeNamespace)
+	scope := meta.RESTScopeNamespace
+	if e.ClusterScoped { // referenced kinds only
+		scope = meta.RESTScopeRoot
+	}
+	mapper.Add(e.GVK(), scope)
 	listGVK := e.GVK()
 	listGVK.Kind += "List"
-	mapper.Add(listGVK, meta.RESTScopeNamespace)
+	mapper.Add(listGVK, scope)
 	c, err := cache.New(s.Config, cache.Options{
 		HTTPClient:                  s.httpClient,
 		Scheme:                      s.Scheme,

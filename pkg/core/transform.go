@@ -10,6 +10,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 // LastAppliedAnnotation is the annotation kubectl apply keeps a full copy of
@@ -24,8 +25,9 @@ const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //     each container's name, image and imageID (running digests, and the
 //     event mapper's change detection). Everything else is dropped: spec,
 //     labels, annotations, managed fields, and every other status field.
-//   - Tracked kinds: adapters scrape spec and metadata (annotations declare
-//     models); no adapter reads status. Status, managed fields and the
+//   - Tracked and referenced kinds: adapters scrape spec and metadata
+//     (annotations declare models), and read referenced objects' spec; no
+//     adapter reads status. Status, managed fields and the
 //     last-applied-configuration annotation are dropped.
 //   - Walk-only kinds (cached as metadata only): managed fields and the
 //     last-applied-configuration annotation are dropped.
@@ -39,7 +41,7 @@ func TransformFor(e Entry) toolscache.TransformFunc {
 	switch {
 	case e.GroupKind() == PodGroupKind:
 		return TransformPod
-	case e.Tracked():
+	case e.Tracked(), e.Role == adapter.RoleReferenced:
 		return TransformTracked
 	default:
 		return TransformMetadata

@@ -45,12 +45,17 @@ func Load(t testing.TB, dir string) map[string]apiextensionsv1.CustomResourceDef
 
 // Check asserts that a test CRD serves exactly the kind's versions (one of
 // them stored), under the kind's plural, namespaced, with a status
-// subresource and spec and status that keep unknown fields.
+// subresource and spec and status that keep unknown fields. A kind is
+// namespaced unless it declares itself cluster-scoped (referenced kinds).
 func Check(t testing.TB, k adapter.Kind, crd apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	require.Equal(t, k.Group, crd.Spec.Group, k.String())
 	require.Equal(t, k.Resource, crd.Spec.Names.Plural, k.String())
-	require.Equal(t, apiextensionsv1.NamespaceScoped, crd.Spec.Scope, k.String())
+	scope := apiextensionsv1.NamespaceScoped
+	if k.ClusterScoped {
+		scope = apiextensionsv1.ClusterScoped
+	}
+	require.Equal(t, scope, crd.Spec.Scope, k.String())
 	var served []string
 	storage := 0
 	for _, v := range crd.Spec.Versions {

@@ -101,15 +101,15 @@ adapters: [apps, batch]
 plugins:
   enabled: true
   initContainers:
-    - name: kserve-plugin
-      image: example.com/aibom-kserve-plugin:v1
-      command: [cp, /aibom-kserve, /plugins/]
+    - name: ollama-plugin
+      image: example.com/aibom-ollama-plugin:v1
+      command: [cp, /aibom-ollama, /plugins/]
       volumeMounts: [{name: plugins, mountPath: /plugins}]
       securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
 rbac:
   extraRules:
-    - apiGroups: [serving.kserve.io]
-      resources: [inferenceservices]
+    - apiGroups: [ollama.ayaka.io]
+      resources: [models]
       verbs: [get, list, watch]
 logging: {level: debug, format: console}
 metrics:
@@ -414,7 +414,7 @@ func TestChartNonDefaultValues(t *testing.T) {
 	require.Equal(t, "2", c.Resources.Limits.Cpu().String())
 
 	role := into[rbacv1.ClusterRole](t, r.find("ClusterRole", "aibom-controller"))
-	require.Contains(t, role.Rules, rbacv1.PolicyRule{APIGroups: []string{"serving.kserve.io"}, Resources: []string{"inferenceservices"}, Verbs: []string{"get", "list", "watch"}})
+	require.Contains(t, role.Rules, rbacv1.PolicyRule{APIGroups: []string{"ollama.ayaka.io"}, Resources: []string{"models"}, Verbs: []string{"get", "list", "watch"}})
 	readers := into[rbacv1.ClusterRoleBinding](t, r.find("ClusterRoleBinding", "aibom-metrics-reader"))
 	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}, readers.Subjects)
 
@@ -433,7 +433,7 @@ func TestChartRejectsBadValues(t *testing.T) {
 	for values, want := range map[string]string{
 		"image: {digest: latest}":         "/image/digest",
 		"replicacount: 3":                 "replicacount",
-		"adapters: [kserve]":              "/adapters/0",
+		"adapters: [seldon]":              "/adapters/0",
 		"logging: {format: text}":         "/logging/format",
 		"metrics: {readers: [{name: p}]}": "namespace",
 	} {

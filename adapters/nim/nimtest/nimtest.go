@@ -24,7 +24,15 @@ func Fixtures() ([]conformance.Fixture, error) {
 	if !ok {
 		return nil, errors.New("nimtest: cannot locate the testdata folder")
 	}
-	return conformance.LoadFixtures(filepath.Join(filepath.Dir(file), "..", "testdata", "*.yaml"), map[string]conformance.Expect{
+	dir := filepath.Join(filepath.Dir(file), "..", "testdata")
+	fixtures, err := conformance.LoadFixtures(filepath.Join(dir, "*.yaml"), map[string]conformance.Expect{
+		"nimservice-multi-llm-cache": {
+			// The model is declared only in the NIMCache the NIMService names.
+			Images:     []string{"nvcr.io/nim/nvidia/llm-nim:1.12.0"},
+			Runtimes:   []conformance.Claim{declaredNIM},
+			Models:     []conformance.Claim{conformance.Declared("meta-llama/Llama-3.2-1B-Instruct")},
+			Properties: map[string]string{nim.PropertyNIMCacheSource: "hf"},
+		},
 		"nimservice-digest": {
 			// The digest written as a tag is reported as a digest reference.
 			Images:   []string{"nvcr.io/nim/nvidia/llama-3.2-nv-embedqa-1b-v2@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
@@ -82,6 +90,17 @@ func Fixtures() ([]conformance.Fixture, error) {
 			Properties: map[string]string{nim.PropertyInferencePlatform: "kserve", nim.PropertyStoragePrefix + "pvc.subPath": "mistral"},
 			PodNames:   podNames("mistral-nemo"),
 		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The NIMCaches the fixtures name exist beside them.
+	refs, err := conformance.LoadReferences(filepath.Join(dir, "references", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return conformance.WithReferences(fixtures, refs, map[string][]string{
+		"nimservice-multi-llm-cache": {"nimcache-llama-hf"},
 	})
 }
 

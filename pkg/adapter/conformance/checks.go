@@ -63,7 +63,7 @@ func (s *suite) run() {
 	s.sub(t, CheckDeclarations, CheckDeclarations, func(t TB) { s.checkDeclarations(t, kinds, perr) })
 
 	scrapeChecks := []string{CheckFixtures, CheckDeterminism, CheckNoMutation, CheckWellFormed, CheckNoSecrets,
-		CheckMalformedInput, CheckCrossVersion, CheckExpectations}
+		CheckMalformedInput, CheckCrossVersion, CheckExpectations, CheckReferences}
 	if len(s.tracked) == 0 {
 		reason := fmt.Sprintf("adapter %q declares no valid tracked kind (walk-only: %s), so the core never calls Scrape for its objects",
 			s.a.Name(), kindList(s.walkOnly))
@@ -99,6 +99,7 @@ func (s *suite) run() {
 	}
 	s.sub(t, CheckNonTrackedKinds, CheckNonTrackedKinds, s.checkNonTracked)
 	s.perFixture(t, CheckExpectations, s.checkExpectations)
+	s.perFixture(t, CheckReferences, s.checkReferences)
 }
 
 // notRun logs why a check does not run and accepts Skips that name it.
@@ -483,13 +484,18 @@ func (s *suite) checkWellFormed(t TB, fx Fixture) {
 	if !ok {
 		return
 	}
-	for _, p := range wellFormed(f, append(LocatorRoots(), s.o.LocatorRoots...)) {
+	for _, p := range wellFormedRefs(f, append(LocatorRoots(), s.o.LocatorRoots...), s.referencedKindNames()) {
 		t.Errorf("fixture %q: %s", fx.Name, p)
 	}
 }
 
 // wellFormed lists what is wrong with findings, each with its fix.
-func wellFormed(f adapter.Findings, roots []string) []string {
+func wellFormed(f adapter.Findings, roots []string) []string { return wellFormedRefs(f, roots, nil) }
+
+// wellFormedRefs is wellFormed for an adapter with referenced kinds: a
+// locator may also name a field of a referenced object,
+// "<Kind>/<name>:<path>", with path rooted like any other locator.
+func wellFormedRefs(f adapter.Findings, roots, referenced []string) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	if len(f.Scrapers) == 0 {
@@ -505,7 +511,11 @@ func wellFormed(f adapter.Findings, roots []string) []string {
 		if !slices.Contains(Sources(), e.Source) {
 			add("%s: evidence source %q is not one of the closed set (%s); use an adapter.Source constant", what, e.Source, sourceList())
 		}
-		if msg := locatorProblem(e.Locator, roots); msg != "" {
+		loc := e.Locator
+		if kind, path, ok := referenceLocator(loc); ok && slices.Contains(referenced, kind) {
+			loc = path
+		}
+		if msg := locatorProblem(loc, roots); msg != "" {
 			add("%s: evidence locator %q %s", what, e.Locator, msg)
 		}
 	}
@@ -561,7 +571,11 @@ func wellFormed(f adapter.Findings, roots []string) []string {
 		if r.Reason == "" {
 			add("%s has no Reason: use podtemplate.ReasonSecretName, ReasonURLCredentials or ReasonToken", what)
 		}
-		if msg := locatorProblem(r.Locator, roots); msg != "" {
+		loc := r.Locator
+		if kind, path, ok := referenceLocator(loc); ok && slices.Contains(referenced, kind) {
+			loc = path
+		}
+		if msg := locatorProblem(loc, roots); msg != "" {
 			add("%s: locator %q %s", what, r.Locator, msg)
 		}
 	}

@@ -31,7 +31,7 @@ const (
 func Checks() []string {
 	return []string{
 		CheckDeclarations, CheckFixtures, CheckDeterminism, CheckNoMutation, CheckWellFormed,
-		CheckNoSecrets, CheckMalformedInput, CheckCrossVersion, CheckNonTrackedKinds, CheckExpectations,
+		CheckNoSecrets, CheckMalformedInput, CheckCrossVersion, CheckNonTrackedKinds, CheckExpectations, CheckReferences,
 	}
 }
 
@@ -51,6 +51,12 @@ type Fixture struct {
 	// must not panic). Expect is then ignored, and the fixture does not count
 	// for the Fixtures coverage check.
 	WantErr bool
+	// References are objects of the adapter's referenced kinds that exist
+	// when Object is scraped (in Object's namespace, or cluster-scoped): the
+	// suite resolves the scrape's references among them (ObjectResolver).
+	// Expect holds with them; the References check scrapes again without
+	// them, with them forbidden, and with their spec emptied.
+	References []*unstructured.Unstructured
 }
 
 // Expect lists facts a scrape must find. Every field is optional; each

@@ -148,6 +148,6 @@ func ExampleRunTB() {
 	fmt.Println(strings.Join(top, " "))
 	fmt.Print(rec.Report())
 	// Output:
-	// Declarations Fixtures Determinism NoMutation WellFormed NoSecrets MalformedInput CrossVersion NonTrackedKinds Expectations
+	// Declarations Fixtures Determinism NoMutation WellFormed NoSecrets MalformedInput CrossVersion NonTrackedKinds Expectations References
 	// PASS
 }

@@ -33,8 +33,14 @@ func (r result) ok() bool { return r.panicked == nil && !r.hung }
 // recovering a panic, and waits for it at most one more budget after the
 // deadline.
 func (s *suite) scrape(obj *unstructured.Unstructured) result {
+	return s.scrapeWith(obj, s.resolverFor(obj, "", s.allReferences()))
+}
+
+// scrapeWith is scrape with references resolved by r.
+func (s *suite) scrapeWith(obj *unstructured.Unstructured, r adapter.Resolver) result {
 	ctx, cancel := context.WithTimeout(context.Background(), s.o.Budget)
 	defer cancel()
+	ctx = adapter.WithResolver(ctx, r)
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {

@@ -328,7 +328,18 @@ func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (ad
 	}
 	callCtx, cancel := context.WithDeadline(ctx, ours)
 	defer cancel()
-	resp, err := inst.rpc.scrape(callCtx, &scrapeRequest{Object: obj.Object})
+	// References are resolved here, with the caller's resolver, in rounds
+	// (see scrapeRequest); the plugin never gets a client.
+	req := &scrapeRequest{Object: obj.Object, ResolvesReferences: true}
+	var resp *scrapeResponse
+	for round := 1; ; round++ {
+		req.Final = round == MaxReferenceRounds
+		resp, err = inst.rpc.scrape(callCtx, req)
+		if err != nil || len(resp.Needs) == 0 || req.Final {
+			break
+		}
+		resolveNeeds(ctx, req, resp.Needs)
+	}
 	if err == nil {
 		c.succeeded(inst)
 		redactFindings(&resp.Findings)

@@ -9,8 +9,11 @@ import (
 	"github.com/aibom-dev/aibom/adapters/dynamo/dynamotest"
 	"github.com/aibom-dev/aibom/adapters/grove/grovetest"
 	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/adapters/kserve/kservetest"
+	"github.com/aibom-dev/aibom/adapters/kuberay/kuberaytest"
 	"github.com/aibom-dev/aibom/adapters/lws/lwstest"
 	"github.com/aibom-dev/aibom/adapters/nim/nimtest"
+	"github.com/aibom-dev/aibom/adapters/trainer/trainertest"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 )
@@ -79,11 +82,14 @@ func TestConformanceOverPlugin(t *testing.T) {
 
 func transportCases() map[string]transportCase {
 	return map[string]transportCase{
-		"apps":   {fixtures: appstest.Fixtures},
-		"batch":  {fixtures: batchtest.Fixtures},
-		"dynamo": {fixtures: dynamotest.Fixtures, opts: dynamotest.Options()},
-		"grove":  {fixtures: grovetest.Fixtures, opts: grovetest.Options()},
-		"lws":    {fixtures: lwstest.Fixtures},
-		"nim":    {fixtures: nimtest.Fixtures},
+		"apps":    {fixtures: appstest.Fixtures},
+		"batch":   {fixtures: batchtest.Fixtures},
+		"dynamo":  {fixtures: dynamotest.Fixtures, opts: dynamotest.Options()},
+		"grove":   {fixtures: grovetest.Fixtures, opts: grovetest.Options()},
+		"kserve":  {fixtures: kservetest.Fixtures},
+		"kuberay": {fixtures: kuberaytest.Fixtures},
+		"lws":     {fixtures: lwstest.Fixtures},
+		"nim":     {fixtures: nimtest.Fixtures},
+		"trainer": {fixtures: trainertest.Fixtures},
 	}
 }

@@ -74,6 +74,8 @@ type wireKind struct {
 	// a plugin built before it sends none, which means "not declared" (any
 	// pod the closure reaches counts), exactly what it meant then.
 	PodOwners []wireGroupKind `json:"podOwners,omitempty"`
+	// ClusterScoped is adapter.Kind.ClusterScoped (referenced kinds only).
+	ClusterScoped bool `json:"clusterScoped,omitempty"`
 }
 
 // wireGroupKind is a schema.GroupKind on the wire.
@@ -85,7 +87,7 @@ type wireGroupKind struct {
 func toWireKinds(kinds []adapter.Kind) []wireKind {
 	out := make([]wireKind, 0, len(kinds))
 	for _, k := range kinds {
-		w := wireKind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: string(k.Role)}
+		w := wireKind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: string(k.Role), ClusterScoped: k.ClusterScoped}
 		for _, o := range k.PodOwners {
 			w.PodOwners = append(w.PodOwners, wireGroupKind{Group: o.Group, Kind: o.Kind})
 		}
@@ -97,7 +99,7 @@ func toWireKinds(kinds []adapter.Kind) []wireKind {
 func fromWireKinds(kinds []wireKind) []adapter.Kind {
 	out := make([]adapter.Kind, 0, len(kinds))
 	for _, k := range kinds {
-		a := adapter.Kind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: adapter.Role(k.Role)}
+		a := adapter.Kind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: adapter.Role(k.Role), ClusterScoped: k.ClusterScoped}
 		for _, o := range k.PodOwners {
 			a.PodOwners = append(a.PodOwners, schema.GroupKind{Group: o.Group, Kind: o.Kind})
 		}
@@ -107,17 +109,47 @@ func fromWireKinds(kinds []wireKind) []adapter.Kind {
 }
 
 // scrapeRequest carries one object as JSON.
+//
+// References (added within contract version 1): the host resolves
+// references on the plugin's behalf, in rounds. A host that can resolve sets
+// ResolvesReferences and sends, in References, every reference the plugin
+// asked for so far with its outcome. A plugin whose scrape looks up a
+// reference the request does not carry answers with Needs instead of
+// findings; the host resolves those and asks again, at most
+// MaxReferenceRounds times; the last request sets Final, and the plugin then
+// treats any reference still missing as unavailable. A host built before
+// references sends neither field: every lookup is then unavailable (an
+// unresolved finding). A plugin built before them never asks.
 type scrapeRequest struct {
-	Object map[string]any `json:"object"`
+	Object             map[string]any  `json:"object"`
+	ResolvesReferences bool            `json:"resolvesReferences,omitempty"`
+	References         []wireReference `json:"references,omitempty"`
+	Final              bool            `json:"final,omitempty"`
+}
+
+// wireReference is one reference and what the host found: the object (the
+// adapter.ReferencedView of it) or the reason it is unresolved.
+type wireReference struct {
+	Reference  adapter.Reference `json:"reference"`
+	Object     map[string]any    `json:"object,omitempty"`
+	Unresolved string            `json:"unresolved,omitempty"`
+	Message    string            `json:"message,omitempty"`
 }
 
 // scrapeResponse carries the adapter's findings, or its error. An error of
 // the adapter travels in Error, so that a gRPC status error always means a
 // transport fault (the plugin died, hung, or the message was too large).
+// Needs, when not empty, replaces both: the references the scrape looked up
+// that the request did not carry.
 type scrapeResponse struct {
-	Findings adapter.Findings `json:"findings"`
-	Error    string           `json:"error,omitempty"`
+	Findings adapter.Findings    `json:"findings"`
+	Error    string              `json:"error,omitempty"`
+	Needs    []adapter.Reference `json:"needs,omitempty"`
 }
+
+// MaxReferenceRounds bounds the requests of one scrape: a scrape whose
+// lookups depend on what earlier lookups returned needs one round per step.
+const MaxReferenceRounds = 4
 
 // adapterServer is the service's handler type.
 type adapterServer interface {
@@ -193,7 +225,11 @@ func (s *server) scrape(ctx context.Context, req *scrapeRequest) (resp *scrapeRe
 	if obj == nil {
 		obj = map[string]any{}
 	}
-	f, serr := s.a.Scrape(ctx, &unstructured.Unstructured{Object: obj})
+	offered := newOfferedResolver(req)
+	f, serr := s.a.Scrape(adapter.WithResolver(ctx, offered), &unstructured.Unstructured{Object: obj})
+	if needs := offered.needs(); len(needs) > 0 {
+		return &scrapeResponse{Needs: needs}, nil
+	}
 	resp = &scrapeResponse{Findings: f}
 	if serr != nil {
 		resp.Error = serr.Error()

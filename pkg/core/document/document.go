@@ -114,6 +114,10 @@ type Input struct {
 	// MaxBytes caps the size of the encoded document; 0 means no cap. When
 	// the document is larger, Build drops components (see Build).
 	MaxBytes int
+	// References lists the referenced objects the scrape looked up (see
+	// adapter.RoleReferenced); empty for most roots, which then hash and
+	// encode exactly as before references existed.
+	References []Reference `json:",omitempty"`
 }
 
 // Result is a built document.
@@ -417,6 +421,7 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 			cdx.Property{Name: p + "method", Value: s.Method},
 		)
 	}
+	props = append(props, referenceProperties(in.References)...)
 	// Adapter properties sorted by name; the adapter's order is kept among
 	// properties of the same name.
 	extra := slices.Clone(in.Findings.Properties)

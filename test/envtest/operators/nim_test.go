@@ -8,6 +8,8 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/nim"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
@@ -187,7 +189,10 @@ func TestNIMServiceWithoutDescendantsIsByteIdentical(t *testing.T) {
 	first := c.waitAIBOM(t, ns, nimGK, name, nil)
 	requireAbsorbed(t, first)
 
-	findings, err := nim.New().Scrape(context.Background(), c.get(t, svc))
+	// The NIMCache it names does not exist: the scrape sees it not found,
+	// and the document lists the reference as such.
+	noCache := &conformance.ObjectResolver{Kinds: nim.New().Kinds(), Namespace: ns}
+	findings, err := nim.New().Scrape(adapter.WithResolver(context.Background(), noCache), c.get(t, svc))
 	require.NoError(t, err)
 	want, err := document.Build(document.Input{
 		Subject:  document.Subject{APIVersion: "apps.nvidia.com/v1alpha1", Group: "apps.nvidia.com", Kind: "NIMService", Namespace: ns, Name: name, UID: string(svc.GetUID())},
@@ -195,6 +200,8 @@ func TestNIMServiceWithoutDescendantsIsByteIdentical(t *testing.T) {
 		Findings: findings,
 		Digests:  digest.Resolve(findings.Containers, nil),
 		MaxBytes: 512 * 1024,
+		References: []document.Reference{{Group: nim.Group, Kind: "NIMCache", Namespace: ns, Name: name,
+			Locator: "spec.storage.nimCache.name", Unresolved: adapter.ReasonNotFound}},
 	})
 	require.NoError(t, err)
 	require.Equal(t, string(want.JSON), first.Status.Document)

@@ -5,7 +5,8 @@
 //
 // envtest serves no conversion webhook, so the two Dynamo API versions get a
 // control plane each: "beta" serves nvidia.com v1beta1 with the Grove, LWS
-// and NIM CRDs, "alpha" serves nvidia.com v1alpha1 only. Each runs its own
+// and NIM CRDs (and those of KServe, KubeRay and Kubeflow Trainer), "alpha"
+// serves nvidia.com v1alpha1 only. Each runs its own
 // controller with every in-tree adapter.
 //
 // Least privilege end to end: each control plane gets the shipped RBAC
@@ -66,7 +67,8 @@ func TestMain(m *testing.M) {
 
 func runSuite(m *testing.M) int {
 	var err error
-	beta, err = startCluster("beta", "test/crds/dynamo/v1beta1", "test/crds/grove", "test/crds/lws", "test/crds/nim")
+	beta, err = startCluster("beta", "test/crds/dynamo/v1beta1", "test/crds/grove", "test/crds/lws", "test/crds/nim",
+		"test/crds/kserve", "test/crds/kuberay", "test/crds/trainer")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1

@@ -1,5 +1,5 @@
 // Package plugin runs the controller with an out-of-tree adapter loaded from
-// a separate binary (examples/kserve) against a real API server.
+// a separate binary (examples/ollama) against a real API server.
 package plugin
 
 import (
@@ -36,38 +36,38 @@ import (
 
 const digest = "5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c"
 
-// The KServe example is built as a binary and loaded by the controller: its
-// InferenceService gets one document that absorbs the Deployment KServe
-// creates in raw-deployment mode; killing the plugin mid-run leaves the
-// controller up, the AIBOM kept, and the controller converges again once the
-// plugin is restarted.
-func TestOutOfTreeKServeAdapterLoadedFromABinary(t *testing.T) {
+// The Ollama operator example is built as a binary and loaded by the
+// controller: its Model gets one document that absorbs the Deployment the
+// operator serves it with; killing the plugin mid-run leaves the controller
+// up, the AIBOM kept, and the controller converges again once the plugin is
+// restarted.
+func TestOutOfTreeOllamaAdapterLoadedFromABinary(t *testing.T) {
 	ctx := context.Background()
 	root, err := controlplane.RepoRoot()
 	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "aibom-adapter-kserve")
+	bin := filepath.Join(t.TempDir(), "aibom-adapter-ollama")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join(root, "examples", "kserve")
+	build.Dir = filepath.Join(root, "examples", "ollama")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the example plugin: %s", out)
 
 	env, err := harness.StartEnv()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
-	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{inferenceServiceCRD()}})
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{modelCRD()}})
 	require.NoError(t, err)
 
-	kserve, err := plugin.Open(bin, plugin.Backoff(100*time.Millisecond, time.Second))
+	ollama, err := plugin.Open(bin, plugin.Backoff(100*time.Millisecond, time.Second))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = kserve.Close() })
-	require.Equal(t, "kserve", kserve.Name())
-	ctrl, err := env.StartControllerWith(harness.ControllerOptions{ScrapeRetry: 300 * time.Millisecond}, apps.New(), kserve)
+	t.Cleanup(func() { _ = ollama.Close() })
+	require.Equal(t, "ollama", ollama.Name())
+	ctrl, err := env.StartControllerWith(harness.ControllerOptions{ScrapeRetry: 300 * time.Millisecond}, apps.New(), ollama)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ctrl.Stop() })
 
-	ns := "kserve"
+	ns := "ollama"
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}))
-	objs, err := manifest.Decode("isvc", []byte(isvcChain))
+	objs, err := manifest.Decode("model", []byte(modelChain))
 	require.NoError(t, err)
 	for _, o := range objs {
 		o.SetNamespace(ns)
@@ -75,23 +75,23 @@ func TestOutOfTreeKServeAdapterLoadedFromABinary(t *testing.T) {
 	created, err := manifest.Apply(ctx, env.Client, objs)
 	require.NoError(t, err)
 
-	isvcGK := schema.GroupKind{Group: "serving.kserve.io", Kind: "InferenceService"}
-	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(isvcGK, "llama")}
+	modelGK := schema.GroupKind{Group: "ollama.ayaka.io", Kind: "Model"}
+	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(modelGK, "llama")}
 	a := waitAIBOM(t, env, key, func(a *v1alpha1.AIBOM) bool {
-		return strings.Contains(a.Status.Document, digest) && len(a.Status.Absorbed) == 1
+		return strings.Contains(a.Status.Document, "llama3.1") && len(a.Status.Absorbed) == 1
 	})
-	require.Equal(t, []string{"Deployment/llama-predictor"}, a.Status.Absorbed)
-	require.Equal(t, "huggingface", a.Status.Summary.Runtime)
+	require.Equal(t, []string{"Deployment/ollama-model-llama"}, a.Status.Absorbed)
+	require.Equal(t, "ollama", a.Status.Summary.Runtime)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
-	deployKey := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "llama-predictor")}
+	deployKey := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "ollama-model-llama")}
 	require.Error(t, env.Client.Get(ctx, deployKey, &v1alpha1.AIBOM{}), "the Deployment is absorbed, not reported")
 
-	// Kill the plugin process mid-run, then change the InferenceService.
+	// Kill the plugin process mid-run, then change the Model.
 	require.NoError(t, killProcessesOf(bin))
-	isvc := created[0]
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(isvc), isvc))
-	isvc.SetAnnotations(map[string]string{"model.aibom.dev/alias": "llama-chat"})
-	require.NoError(t, env.Client.Update(ctx, isvc))
+	model := created[0]
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(model), model))
+	model.SetAnnotations(map[string]string{"model.aibom.dev/alias": "llama-chat"})
+	require.NoError(t, env.Client.Update(ctx, model))
 
 	// The controller restarts the plugin and converges: the new fact is in
 	// the document, the AIBOM was never deleted.
@@ -100,7 +100,7 @@ func TestOutOfTreeKServeAdapterLoadedFromABinary(t *testing.T) {
 		return strings.Contains(b.Status.Document, "llama-chat") && ready != nil && ready.Status == metav1.ConditionTrue
 	})
 	require.Equal(t, a.UID, b.UID, "the AIBOM is kept through the plugin's crash")
-	require.Positive(t, kserve.Restarts())
+	require.Positive(t, ollama.Restarts())
 }
 
 func waitAIBOM(t *testing.T, env *harness.Env, key client.ObjectKey, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
@@ -141,15 +141,15 @@ func killProcessesOf(bin string) error {
 	return nil
 }
 
-func inferenceServiceCRD() *apiextensionsv1.CustomResourceDefinition {
+func modelCRD() *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "inferenceservices.serving.kserve.io"},
+		ObjectMeta: metav1.ObjectMeta{Name: "models.ollama.ayaka.io"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "serving.kserve.io",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "InferenceService", ListKind: "InferenceServiceList", Plural: "inferenceservices", Singular: "inferenceservice", ShortNames: []string{"isvc"}},
+			Group: "ollama.ayaka.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Model", ListKind: "ModelList", Plural: "models", Singular: "model"},
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1beta1", Served: true, Storage: true,
+				Name: "v1", Served: true, Storage: true,
 				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
 				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 			}},
@@ -157,50 +157,45 @@ func inferenceServiceCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-// In raw-deployment mode KServe's controller creates a Deployment
-// "<isvc>-predictor" controlled by the InferenceService.
-const isvcChain = `
-apiVersion: serving.kserve.io/v1beta1
-kind: InferenceService
+// The operator serves a Model with a Deployment "ollama-model-<name>" that
+// the Model controls, running the Ollama server.
+const modelChain = `
+apiVersion: ollama.ayaka.io/v1
+kind: Model
 metadata:
   name: llama
-  annotations: {serving.kserve.io/deploymentMode: RawDeployment}
 spec:
-  predictor:
-    model:
-      modelFormat: {name: huggingface}
-      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct
-      image: kserve/huggingfaceserver:v0.14.1
+  image: llama3.1:8b
 ---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: llama-predictor
-  ownerReferences: [{apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: llama, controller: true, blockOwnerDeletion: true}]
+  name: ollama-model-llama
+  ownerReferences: [{apiVersion: ollama.ayaka.io/v1, kind: Model, name: llama, controller: true, blockOwnerDeletion: true}]
 spec:
-  selector: {matchLabels: {app: llama-predictor}}
+  selector: {matchLabels: {app: ollama-model-llama}}
   template:
-    metadata: {labels: {app: llama-predictor}}
-    spec: {containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.14.1"}]}
+    metadata: {labels: {app: ollama-model-llama}}
+    spec: {containers: [{name: server, image: "ollama/ollama:0.6.5"}]}
 ---
 apiVersion: apps/v1
 kind: ReplicaSet
 metadata:
-  name: llama-predictor-6d5f
-  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: llama-predictor, controller: true}]
+  name: ollama-model-llama-6d5f
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: ollama-model-llama, controller: true}]
 spec:
-  selector: {matchLabels: {app: llama-predictor}}
+  selector: {matchLabels: {app: ollama-model-llama}}
   template:
-    metadata: {labels: {app: llama-predictor}}
-    spec: {containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.14.1"}]}
+    metadata: {labels: {app: ollama-model-llama}}
+    spec: {containers: [{name: server, image: "ollama/ollama:0.6.5"}]}
 ---
 apiVersion: v1
 kind: Pod
 metadata:
-  name: llama-predictor-6d5f-abcde
-  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: llama-predictor-6d5f, controller: true}]
-spec: {containers: [{name: kserve-container, image: "kserve/huggingfaceserver:v0.14.1"}]}
+  name: ollama-model-llama-6d5f-abcde
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: ollama-model-llama-6d5f, controller: true}]
+spec: {containers: [{name: server, image: "ollama/ollama:0.6.5"}]}
 status:
   containerStatuses:
-    - {name: kserve-container, image: "docker.io/kserve/huggingfaceserver:v0.14.1", imageID: "docker.io/kserve/huggingfaceserver@sha256:` + digest + `", ready: true, restartCount: 0, state: {running: {}}}
+    - {name: server, image: "docker.io/ollama/ollama:0.6.5", imageID: "docker.io/ollama/ollama@sha256:` + digest + `", ready: true, restartCount: 0, state: {running: {}}}
 `
