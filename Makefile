@@ -4,8 +4,11 @@
 SHELL := /usr/bin/env bash
 export KUBEBUILDER_ASSETS := $(CURDIR)/bin/k8s
 GO_TEST_FLAGS ?=
+# The one version of the binaries, the image and the chart (VERSION).
+VERSION := $(shell cat VERSION)
+LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build lint fuzz-short test demo scale clean
+.PHONY: all tools generate verify-generated build print-version tidy image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo scale clean
 
 all: build
 
@@ -15,13 +18,21 @@ tools: ## Build kube-apiserver, etcd and controller-gen from the Go module proxy
 generate: tools ## Regenerate deepcopy code and the CRD from api/
 	bin/controller-gen object paths=./api/...
 	bin/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	cp config/crd/bases/aibom.dev_aiboms.yaml charts/aibom/crds/
 
 verify-generated: generate ## Fail when generated files are stale
-	@git diff --exit-code -- api config/crd || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- api config/crd charts/aibom/crds || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
-build: ## Build the controller into bin/
-	go build -o bin/aibom-controller ./cmd/controller
-	go build -o bin/aibom ./cmd/aibom
+build: ## Build the controller and the CLI into bin/, stamped with VERSION
+	go build -ldflags '$(LDFLAGS)' -o bin/aibom-controller ./cmd/controller
+	go build -ldflags '$(LDFLAGS)' -o bin/aibom ./cmd/aibom
+
+print-version: ## Print VERSION and the link flags that stamp it
+	@echo "VERSION=$(VERSION)"; echo "LDFLAGS=$(LDFLAGS)"
+
+tidy: ## go mod tidy in every module (the root, and the modules that replace it: run after changing the root's go.mod)
+	go mod tidy
+	for m in examples/kserve hack/image test/release; do (cd $$m && go mod tidy) || exit 1; done
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -30,8 +41,38 @@ lint: ## gofmt and go vet
 fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 	hack/fuzz-short.sh
 
+# Where the image is meant to be pushed (nothing is pushed by make).
+IMAGE_REPO ?= ghcr.io/aibom-dev/aibom-controller
+
+image: ## Build the linux/amd64+arm64 OCI image into _out/image without Docker or network (beyond the Go module proxy); prints its digest
+	cd hack/image && go run . build -root ../.. -repository $(IMAGE_REPO) -out ../../_out/image
+
+image-sbom: image ## Write _out/image/sbom.cdx.json: a CycloneDX 1.6 SBOM of the image, bound to its digest
+	cd hack/image && go run . sbom -layout ../../_out/image
+
+image-verify: ## Build the image twice from scratch and fail unless both digests are equal
+	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null && cp _out/image/digest _out/digest.first
+	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null
+	@diff _out/digest.first _out/image/digest && echo "reproducible: $$(cat _out/image/digest)"
+
+chart-lint: tools ## helm lint + render charts/aibom (default and non-default values), dry-run it on a real API server, compare it with config/ and the envtest RBAC
+	cd test/release && go test $(GO_TEST_FLAGS) -run 'TestChart' .
+
+release-test: tools ## Everything test/release checks: the chart, one version everywhere, the qualification run of the binary installed from the chart
+	cd test/release && go test $(GO_TEST_FLAGS) ./...
+
 test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest against a real kube-apiserver + etcd)
 	go test $(GO_TEST_FLAGS) ./... && cd examples/kserve && go test $(GO_TEST_FLAGS) ./...
+	cd hack/image && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) release-test
+
+# The corpus of real manifests and what a careful reader names in each
+# (expected.tsv); see internal/corpus.
+CORPUS ?= ../shared/corpus/realworld
+
+corpus: ## Scan every corpus manifest and score runtimes and models found against expected.tsv (fails below 95%)
+	@test -d "$(CORPUS)" || { echo "corpus: folder $(CORPUS) not found: set CORPUS to the folder holding expected.tsv"; exit 1; }
+	go run ./hack/corpus -dir "$(CORPUS)"
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
 	go run ./hack/demo

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/fields"
@@ -26,9 +27,14 @@ const Name = "apps"
 const PropertyReplicas = "k8s.replicas"
 
 var kinds = []adapter.Kind{
-	{Group: "apps", Kind: "Deployment", Resource: "deployments", Versions: []string{"v1"}, Role: adapter.RoleTracked},
-	{Group: "apps", Kind: "StatefulSet", Resource: "statefulsets", Versions: []string{"v1"}, Role: adapter.RoleTracked},
-	{Group: "apps", Kind: "DaemonSet", Resource: "daemonsets", Versions: []string{"v1"}, Role: adapter.RoleTracked},
+	// A Deployment runs its pods through ReplicaSets; a StatefulSet and a
+	// DaemonSet control theirs directly.
+	{Group: "apps", Kind: "Deployment", Resource: "deployments", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}}},
+	{Group: "apps", Kind: "StatefulSet", Resource: "statefulsets", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "StatefulSet"}}},
+	{Group: "apps", Kind: "DaemonSet", Resource: "daemonsets", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "DaemonSet"}}},
 	{Group: "apps", Kind: "ReplicaSet", Resource: "replicasets", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 	{Group: "", Kind: "Pod", Resource: "pods", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 }

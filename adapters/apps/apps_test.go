@@ -87,8 +87,14 @@ func TestScrapeDeployment(t *testing.T) {
 		Scrapers: []adapter.Scraper{podtemplate.Scraper()},
 		Containers: []adapter.Container{{Name: "vllm", Image: "vllm/vllm-openai:v0.6.3",
 			Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: c0 + ".image"}}},
-		Runtimes: []adapter.Runtime{{Name: "vllm", Version: "v0.6.3", Confidence: adapter.Inferred,
-			Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: c0 + ".image"}}},
+		Runtimes: []adapter.Runtime{
+			{Name: "vllm", Version: "v0.6.3", Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: c0 + ".image"}},
+			{Name: "vllm", Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourceContainerCommand, Locator: c0 + ".command[2](vllm.entrypoints.openai.api_server)"}},
+		},
+		Accelerators: []adapter.Accelerator{{Resource: "nvidia.com/gpu", Quantity: "1",
+			Evidence: adapter.Evidence{Source: adapter.SourceResourceRequest, Locator: c0 + ".resources.limits[nvidia.com/gpu]"}}},
 		Models: []adapter.Model{
 			{Name: "meta-llama/Llama-3.1-8B-Instruct", Confidence: adapter.Declared,
 				Evidence: adapter.Evidence{Source: adapter.SourceWorkloadAnnotation, Locator: "metadata.annotations[model.aibom.dev/base]"}},

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/fields"
@@ -34,8 +35,11 @@ const (
 )
 
 var kinds = []adapter.Kind{
-	{Group: "batch", Kind: "Job", Resource: "jobs", Versions: []string{"v1"}, Role: adapter.RoleTracked},
-	{Group: "batch", Kind: "CronJob", Resource: "cronjobs", Versions: []string{"v1"}, Role: adapter.RoleTracked},
+	// A Job controls its pods; a CronJob runs pods only through its Jobs.
+	{Group: "batch", Kind: "Job", Resource: "jobs", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "batch", Kind: "Job"}}},
+	{Group: "batch", Kind: "CronJob", Resource: "cronjobs", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "batch", Kind: "Job"}}},
 }
 
 type batchAdapter struct{}

@@ -54,14 +54,18 @@ func TestScrapeJob(t *testing.T) {
 		{Name: "download", Image: "python:3.12", Init: true, Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: tp + ".initContainers[0].image"}},
 		{Name: "eval", Image: "vllm/vllm-openai:latest", Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: tp + ".containers[0].image"}},
 	}, f.Containers)
-	require.Equal(t, []adapter.Runtime{{Name: "vllm", Confidence: adapter.Inferred,
-		Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: tp + ".containers[0].image"}}}, f.Runtimes)
+	require.Equal(t, []adapter.Runtime{
+		{Name: "vllm", Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: tp + ".containers[0].image"}},
+		{Name: "vllm", Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourceContainerCommand, Locator: tp + ".containers[0].command[0](vllm)"}},
+	}, f.Runtimes)
 	require.Equal(t, []adapter.Model{
 		{Name: "mistralai/Mistral-7B-Instruct-v0.3", Version: "v0.3", Confidence: adapter.Declared,
 			Evidence: adapter.Evidence{Source: adapter.SourceWorkloadAnnotation, Locator: "metadata.annotations[model.aibom.dev/eval]"}},
 		{Name: "Qwen/Qwen2.5-72B", Confidence: adapter.Declared,
 			Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateAnnotation, Locator: "spec.template.metadata.annotations[model.aibom.dev/judge]"}},
-		{Name: "/models/m", Confidence: adapter.Inferred,
+		{Name: "m", Source: "/models/m", Confidence: adapter.Inferred,
 			Evidence: adapter.Evidence{Source: adapter.SourceContainerArg, Locator: tp + ".containers[0].args[0](vllm serve)"}},
 	}, f.Models)
 	require.Equal(t, []adapter.Data{

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,9 +49,17 @@ const (
 // and the name of the main container in a v1beta1 podTemplate.
 const MainContainer = "main"
 
+var podOwners = []schema.GroupKind{
+	{Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "grove.io", Kind: "PodClique"},
+}
+
 var kinds = []adapter.Kind{
-	{Group: Group, Kind: KindGraph, Resource: "dynamographdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked},
-	{Group: Group, Kind: KindComponent, Resource: "dynamocomponentdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked},
+	// Pods run under Deployments (ReplicaSets), LeaderWorkerSets
+	// (StatefulSets) or, on the Grove path, PodCliques.
+	{Group: Group, Kind: KindGraph, Resource: "dynamographdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked,
+		PodOwners: podOwners},
+	{Group: Group, Kind: KindComponent, Resource: "dynamocomponentdeployments", Versions: []string{V1beta1, V1alpha1}, Role: adapter.RoleTracked,
+		PodOwners: podOwners},
 }
 
 // Scraper returns the entry Scrape puts first in adapter.Findings.Scrapers.
@@ -438,6 +447,7 @@ func (s *scraper) v1alpha1Component(i int, c component) (adapter.Findings, error
 		if err != nil {
 			return adapter.Findings{}, err
 		}
+		dropCommandRuntimes(&mf, ctype)
 		markMain(&mf, fields.Path(cpath, "image"))
 		command, args, extra, err := s.mainArgs(mc, cpath, mergeEnv(s.env, svcEnv), mf.Models)
 		if err != nil {
@@ -506,6 +516,7 @@ func (s *scraper) v1beta1Component(i int, c component) (adapter.Findings, error)
 		return adapter.Findings{}, err
 	}
 	tf.Scrapers = nil
+	dropCommandRuntimes(&tf, ctype)
 
 	// The main container is the container named "main". ScrapeTemplate has
 	// checked the types of the list and of the names.
@@ -530,4 +541,41 @@ func (s *scraper) v1beta1Component(i int, c component) (adapter.Findings, error)
 	f.Merge(tf)
 	finish(&f, ref, detected)
 	return f, nil
+}
+
+// dropCommandRuntimes removes the runtimes the pod-template scraper read
+// from command lines: this adapter reads a component's command itself
+// (detect), knowing what the Dynamo modules run, and one reading is enough.
+// A component that is not a worker (the frontend, the planner) runs no
+// engine, whatever its image ships: only the platform is kept for it.
+func dropCommandRuntimes(f *adapter.Findings, ctype string) {
+	// The platform a Dynamo module names is kept when neither the image
+	// names it nor the command names an engine (dynamo.mocker).
+	keepPlatform := !namesPlatform(f.Runtimes) && !commandEngine(f.Runtimes)
+	f.Runtimes = slices.DeleteFunc(f.Runtimes, func(r adapter.Runtime) bool {
+		if r.Evidence.Source == adapter.SourceContainerCommand || r.Evidence.Source == adapter.SourceContainerArg {
+			return !r.Platform || !keepPlatform
+		}
+		return ctype != "" && !workerTypes[ctype] && !r.Platform
+	})
+}
+
+// namesPlatform reports whether an image names the Dynamo platform.
+func namesPlatform(rs []adapter.Runtime) bool {
+	for _, r := range rs {
+		if r.Platform && r.Evidence.Source == adapter.SourceImagePattern {
+			return true
+		}
+	}
+	return false
+}
+
+// commandEngine reports whether a command line names an engine.
+func commandEngine(rs []adapter.Runtime) bool {
+	for _, r := range rs {
+		if !r.Platform && (r.Evidence.Source == adapter.SourceContainerCommand || r.Evidence.Source == adapter.SourceContainerArg) {
+			return true
+		}
+	}
+	return false
 }

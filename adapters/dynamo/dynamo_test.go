@@ -93,12 +93,14 @@ func TestScrapeVllmDisaggV1alpha1(t *testing.T) {
 			{Name: "main", Image: img, PodNames: main, Group: "VllmPrefillWorker", Evidence: ev(adapter.SourceImageReference, pre+".extraPodSpec.mainContainer.image")},
 		},
 		Runtimes: []adapter.Runtime{
-			// The frontend runs no backend: only its image speaks.
-			{Name: "vllm", Version: "0.4.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, fe+".extraPodSpec.mainContainer.image")},
+			// The frontend runs no engine: its image names the platform only.
+			{Name: "dynamo", Version: "0.4.1", Platform: true, Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, fe+".extraPodSpec.mainContainer.image")},
 			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerArg, dec+".extraPodSpec.mainContainer.args[0](dynamo.vllm)")},
-			{Name: "vllm", Version: "0.4.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, dec+".extraPodSpec.mainContainer.image")},
+			{Name: "dynamo", Version: "0.4.1", Platform: true, Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, dec+".extraPodSpec.mainContainer.image")},
+			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, dec+".extraPodSpec.mainContainer.image")},
 			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerArg, pre+".extraPodSpec.mainContainer.args[0](dynamo.vllm)")},
-			{Name: "vllm", Version: "0.4.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, pre+".extraPodSpec.mainContainer.image")},
+			{Name: "dynamo", Version: "0.4.1", Platform: true, Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, pre+".extraPodSpec.mainContainer.image")},
+			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, pre+".extraPodSpec.mainContainer.image")},
 		},
 		Models: []adapter.Model{
 			{Name: "Qwen/Qwen3-0.6B", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, dec+".extraPodSpec.mainContainer.args[0](--model)")},
@@ -139,9 +141,11 @@ func TestScrapeVllmDisaggV1beta1(t *testing.T) {
 		// backendFramework is declared once; no detection then.
 		Runtimes: []adapter.Runtime{
 			{Name: "vllm", Confidence: adapter.Declared, Evidence: ev(adapter.SourceCRDField, "spec.backendFramework")},
-			{Name: "vllm", Version: "0.4.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(0, 0)+".image")},
-			{Name: "vllm", Version: "0.4.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(1, 0)+".image")},
-			{Name: "vllm", Version: "0.4.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(2, 0)+".image")},
+			{Name: "dynamo", Version: "0.4.1", Platform: true, Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(0, 0)+".image")},
+			{Name: "dynamo", Version: "0.4.1", Platform: true, Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(1, 0)+".image")},
+			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(1, 0)+".image")},
+			{Name: "dynamo", Version: "0.4.1", Platform: true, Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(2, 0)+".image")},
+			{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, c(2, 0)+".image")},
 		},
 		// The decode worker's --model names its modelRef: only the CRD field
 		// is kept. The prefill worker has no modelRef.
@@ -152,6 +156,9 @@ func TestScrapeVllmDisaggV1beta1(t *testing.T) {
 		},
 		Data: []adapter.Data{
 			{Name: "model-cache (model-cache)", Kind: "pvc", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceVolumeSource, c(1, 0)+".volumeMounts[0](/models)")},
+		},
+		Accelerators: []adapter.Accelerator{
+			{Resource: "nvidia.com/gpu", Quantity: "1", Evidence: ev(adapter.SourceResourceRequest, c(1, 0)+".resources.limits[nvidia.com/gpu]")},
 		},
 		Properties: props(
 			"dynamo.backendFramework", "vllm",
@@ -208,7 +215,7 @@ func TestScrapeFixtures(t *testing.T) {
 			},
 			runtimes: []string{
 				"vllm |  | declared | crd_field | spec.backendFramework",
-				"vllm | 0.4.1 | inferred | image_pattern | spec.extraPodSpec.mainContainer.image",
+				"dynamo | 0.4.1 | inferred | image_pattern | spec.extraPodSpec.mainContainer.image", "vllm |  | inferred | image_pattern | spec.extraPodSpec.mainContainer.image",
 			},
 			models: []string{
 				"Qwen/Qwen3-0.6B |  | declared | container_arg | spec.extraPodSpec.mainContainer.args[0](--model)",
@@ -229,10 +236,10 @@ func TestScrapeFixtures(t *testing.T) {
 			},
 			runtimes: []string{
 				"vllm |  | inferred | container_command | spec.podTemplate.spec.containers[0].command[2](dynamo.vllm)",
-				"vllm | 0.4.1 | inferred | image_pattern | spec.podTemplate.spec.containers[0].image",
+				"dynamo | 0.4.1 | inferred | image_pattern | spec.podTemplate.spec.containers[0].image", "vllm |  | inferred | image_pattern | spec.podTemplate.spec.containers[0].image",
 			},
 			models: []string{
-				"meta-llama/Llama-3.1-405B-Instruct |  | declared | container_arg | spec.podTemplate.spec.containers[0].args[0](--model)",
+				"meta-llama/Llama-3.1-405B-Instruct |  | declared | container_arg | spec.podTemplate.spec.containers[0].args[0](--model)", "meta-llama/Llama-3.1-405B-Instruct |  | inferred | env_var | spec.podTemplate.spec.containers[0].env[0](MODEL)",
 			},
 			properties: props(
 				"dynamo.component.0.name", "decode",
@@ -248,13 +255,12 @@ func TestScrapeFixtures(t *testing.T) {
 				"main | decode | init=false | pod=main | nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.4.1 | spec.components[1].podTemplate.spec.containers[0].image",
 			},
 			runtimes: []string{
-				"sglang | 0.4.1 | inferred | image_pattern | spec.components[0].podTemplate.spec.containers[0].image",
+				"dynamo | 0.4.1 | inferred | image_pattern | spec.components[0].podTemplate.spec.containers[0].image",
 				"sglang |  | inferred | container_arg | spec.components[1].podTemplate.spec.containers[0].args[1](dynamo.sglang)",
-				"sglang | 0.4.1 | inferred | image_pattern | spec.components[1].podTemplate.spec.containers[0].image",
+				"dynamo | 0.4.1 | inferred | image_pattern | spec.components[1].podTemplate.spec.containers[0].image", "sglang |  | inferred | image_pattern | spec.components[1].podTemplate.spec.containers[0].image",
 			},
 			models: []string{
 				"deepseek-ai/DeepSeek-R1-Distill-Llama-8B |  | declared | container_arg | spec.components[1].podTemplate.spec.containers[0].args[2](--model-path)",
-				"deepseek-r1-distill |  | declared | container_arg | spec.components[1].podTemplate.spec.containers[0].args[4](--served-model-name)",
 			},
 			properties: props(
 				"dynamo.component.0.name", "Frontend",
@@ -272,14 +278,13 @@ func TestScrapeFixtures(t *testing.T) {
 			},
 			runtimes: []string{
 				"tensorrt-llm |  | declared | crd_field | spec.backendFramework",
-				"tensorrt-llm | 0.4.1 | inferred | image_pattern | spec.services.Frontend.extraPodSpec.mainContainer.image",
-				"tensorrt-llm | 0.4.1 | inferred | image_pattern | spec.services.TRTLLMWorker.extraPodSpec.mainContainer.image",
+				"dynamo | 0.4.1 | inferred | image_pattern | spec.services.Frontend.extraPodSpec.mainContainer.image",
+				"dynamo | 0.4.1 | inferred | image_pattern | spec.services.TRTLLMWorker.extraPodSpec.mainContainer.image", "tensorrt-llm |  | inferred | image_pattern | spec.services.TRTLLMWorker.extraPodSpec.mainContainer.image",
 			},
 			models: []string{
 				"nvidia/Llama-3.1-8B-Instruct-FP8 |  | inferred | env_var | spec.envs[0](HF_MODEL_ID)",
 				"meta-llama/Llama-3.1-8B-Instruct |  | declared | pod_template_annotation | spec.services.TRTLLMWorker.extraPodMetadata.annotations[model.aibom.dev/base]",
 				"nvidia/Llama-3.1-8B-Instruct-FP8 |  | declared | container_arg | spec.services.TRTLLMWorker.extraPodSpec.mainContainer.args[0](--model-path)",
-				"nvidia/Llama-3.1-8B-Instruct-FP8 |  | declared | container_arg | spec.services.TRTLLMWorker.extraPodSpec.mainContainer.args[0](--served-model-name)",
 			},
 			properties: props(
 				"dynamo.backendFramework", "trtllm",
@@ -461,7 +466,6 @@ func TestModelRef(t *testing.T) {
 	f := mustScrape(t, graph(beta, dgd, map[string]any{"components": []any{comp("--model", "Qwen/Qwen3-8B", "--served-model-name", "qwen")}}))
 	require.Equal(t, []string{
 		"Qwen/Qwen3-8B |  | declared | crd_field | spec.components[0].modelRef.name",
-		"qwen |  | declared | container_arg | spec.components[0].podTemplate.spec.containers[0].args[2](--served-model-name)",
 	}, models(f))
 
 	// Credentials in a modelRef are masked and the masking recorded.
@@ -506,7 +510,9 @@ func TestEnvExpansion(t *testing.T) {
 		{"unresolved", nil, nil, nil, nil},
 		{"graph", env("MODEL", "g/m"), nil, nil, []string{"g/m |  | declared | container_arg | " + loc}},
 		{"service wins over graph", env("MODEL", "g/m"), env("MODEL", "s/m"), nil, []string{"s/m |  | declared | container_arg | " + loc}},
-		{"container wins", env("MODEL", "g/m"), env("MODEL", "s/m"), env("MODEL", "c/m"), []string{"c/m |  | declared | container_arg | " + loc}},
+		{"container wins", env("MODEL", "g/m"), env("MODEL", "s/m"), env("MODEL", "c/m"), []string{"c/m |  | declared | container_arg | " + loc,
+			// The container's own model env names the same model (one component in the document).
+			"c/m |  | inferred | env_var | spec.services.w.extraPodSpec.mainContainer.env[0](MODEL)"}},
 		{"secret names are not read", env("MODEL_TOKEN", "x"), nil, nil, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -650,7 +656,7 @@ func TestManyComponents(t *testing.T) {
 	}
 	f := mustScrape(t, graph(beta, dgd, map[string]any{"components": list}))
 	require.Len(t, f.Containers, n)
-	require.Len(t, f.Runtimes, 2*n)
+	require.Len(t, f.Runtimes, 3*n) // per component: the adapter's reading of the command, and the image's platform and engine
 	require.Len(t, f.Models, n)
 	require.Equal(t, "c09999", f.Containers[n-1].Group)
 

@@ -43,7 +43,7 @@ func readEnv(list []any, path string) (map[string]string, adapter.Findings, erro
 			continue
 		}
 		literal[name] = value
-		if !podtemplate.IsModelEnv(name) {
+		if !graphModelEnv[name] {
 			continue
 		}
 		v := strings.TrimSpace(value)
@@ -57,6 +57,14 @@ func readEnv(list []any, path string) (map[string]string, adapter.Findings, erro
 	}
 	return literal, f, nil
 }
+
+// graphModelEnv are the env vars of a graph or a service whose value names
+// a model. They are fewer than podtemplate.IsModelEnv's: a graph's or
+// service's env is inherited by components that may override it, and a
+// generic name (MODEL, MODEL_PATH) there is usually a default the component
+// replaces; the component's own use of it ($(MODEL) in --model) is read
+// where it is used.
+var graphModelEnv = map[string]bool{"HF_MODEL_ID": true, "MODEL_NAME": true, "NIM_MODEL_NAME": true, "NIM_SERVED_MODEL_NAME": true}
 
 // mergeEnv returns the variables of every map, later maps winning.
 func mergeEnv(maps ...map[string]string) map[string]string {

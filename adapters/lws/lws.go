@@ -53,6 +53,7 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/fields"
@@ -122,9 +123,16 @@ const (
 	GroupWorker = "worker"
 )
 
+// statefulSet is apps/v1 StatefulSet, the controller of every LWS pod.
+var statefulSet = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+
 var kinds = []adapter.Kind{
-	{Group: GroupLeaderWorkerSet, Kind: "LeaderWorkerSet", Resource: "leaderworkersets", Versions: []string{"v1"}, Role: adapter.RoleTracked},
-	{Group: GroupDisaggregatedSet, Kind: "DisaggregatedSet", Resource: "disaggregatedsets", Versions: []string{"v1"}, Role: adapter.RoleTracked},
+	// Leader and worker pods are controlled by StatefulSets (the leaders'
+	// by the LWS's, the workers' by one per group, under the leader pod).
+	{Group: GroupLeaderWorkerSet, Kind: "LeaderWorkerSet", Resource: "leaderworkersets", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{statefulSet}},
+	{Group: GroupDisaggregatedSet, Kind: "DisaggregatedSet", Resource: "disaggregatedsets", Versions: []string{"v1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{statefulSet}},
 }
 
 type lwsAdapter struct{}

@@ -79,7 +79,12 @@ func TestScrapeFixtures(t *testing.T) {
 			},
 			Runtimes: []adapter.Runtime{
 				{Name: "vllm", Version: "v0.8.5", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, lt+".image")},
+				{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerCommand, lt+".command[2](vllm.entrypoints.openai.api_server)")},
 				{Name: "vllm", Version: "v0.8.5", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, wt+".image")},
+			},
+			Accelerators: []adapter.Accelerator{
+				{Resource: "nvidia.com/gpu", Quantity: "8", Evidence: ev(adapter.SourceResourceRequest, lt+".resources.limits[nvidia.com/gpu]")},
+				{Resource: "nvidia.com/gpu", Quantity: "8", Evidence: ev(adapter.SourceResourceRequest, wt+".resources.limits[nvidia.com/gpu]")},
 			},
 			Models: []adapter.Model{
 				{Name: "meta-llama/Meta-Llama-3.1-405B-Instruct", Confidence: adapter.Declared,
@@ -96,11 +101,15 @@ func TestScrapeFixtures(t *testing.T) {
 			},
 			Runtimes: []adapter.Runtime{
 				{Name: "sglang", Version: "v0.4.6.post1-cu124", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, wt+".image")},
+				{Name: "sglang", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerCommand, wt+".command[2](sglang.launch_server)")},
+			},
+			Accelerators: []adapter.Accelerator{
+				{Resource: "nvidia.com/gpu", Quantity: "8", Evidence: ev(adapter.SourceResourceRequest, wt+".resources.limits[nvidia.com/gpu]")},
 			},
 			Models: []adapter.Model{
 				{Name: "deepseek-ai/DeepSeek-V3", Version: "main", Confidence: adapter.Declared,
 					Evidence: ev(adapter.SourceWorkloadAnnotation, "metadata.annotations[model.aibom.dev/base]")},
-				{Name: "/models/DeepSeek-V3", Confidence: adapter.Declared,
+				{Name: "DeepSeek-V3", Source: "/models/DeepSeek-V3", Confidence: adapter.Declared,
 					Evidence: ev(adapter.SourceContainerArg, wt+".args[0](--model-path)")},
 			},
 			Data: []adapter.Data{
@@ -122,6 +131,7 @@ func TestScrapeFixtures(t *testing.T) {
 			Runtimes: []adapter.Runtime{
 				{Name: "vllm", Version: "v0.10.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, r0+".image")},
 				{Name: "vllm", Version: "v0.10.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, r1+".image")},
+				{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerCommand, r1+".command[0](vllm)")},
 				{Name: "ray-serve", Version: "2.44.1", Confidence: adapter.Inferred,
 					Evidence: ev(adapter.SourceImagePattern, "spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image")},
 			},
@@ -130,6 +140,9 @@ func TestScrapeFixtures(t *testing.T) {
 					Evidence: ev(adapter.SourceWorkloadAnnotation, "spec.roles[0].metadata.annotations[model.aibom.dev/base]")},
 				{Name: "Qwen/Qwen3-32B", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, r0+".args[0](--model)")},
 				{Name: "Qwen/Qwen3-32B", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerCommand, r1+".command[2](vllm serve)")},
+			},
+			Accelerators: []adapter.Accelerator{
+				{Resource: "nvidia.com/gpu", Quantity: "4", Evidence: ev(adapter.SourceResourceRequest, r0+".resources.limits[nvidia.com/gpu]")},
 			},
 			Data: []adapter.Data{
 				{Name: "cache (hf-cache)", Kind: "pvc", Confidence: adapter.Inferred,

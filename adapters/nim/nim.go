@@ -82,10 +82,12 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/fields"
@@ -140,7 +142,11 @@ const DefaultInferencePlatform = "standalone"
 const DefaultBackendType = "lws"
 
 var kinds = []adapter.Kind{
-	{Group: Group, Kind: "NIMService", Resource: "nimservices", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked},
+	// The operator renders a NIMService as a Deployment (pods under its
+	// ReplicaSets) or, multi-node, as a LeaderWorkerSet (pods under
+	// StatefulSets).
+	{Group: Group, Kind: "NIMService", Resource: "nimservices", Versions: []string{"v1alpha1"}, Role: adapter.RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}}},
 }
 
 // digestTag is a digest written as a tag.
@@ -253,7 +259,7 @@ func (s *scraper) main(spec map[string]any) error {
 	if err != nil {
 		return err
 	}
-	tag, _, err := fields.String(img, "tag", "spec.image")
+	tag, err := imageTag(img)
 	if err != nil {
 		return err
 	}
@@ -288,9 +294,14 @@ func (s *scraper) main(spec map[string]any) error {
 		version = tag
 	}
 	cf.Runtimes = []adapter.Runtime{{
-		Name: RuntimeName, Version: version, Confidence: adapter.Declared,
+		Name: RuntimeName, Version: version, Platform: true, Confidence: adapter.Declared,
 		Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.image.repository"},
 	}}
+	// The image is the operator's, read below from spec.image.repository;
+	// the container scraper's reading of the joined reference is not kept.
+	cf.Models = slices.DeleteFunc(cf.Models, func(m adapter.Model) bool {
+		return m.Evidence.Source == adapter.SourceImagePattern && m.Evidence.Locator == "spec.image"
+	})
 	if !namesModel(cf.Models) {
 		if model, ok := ModelFromImage(repo); ok {
 			name := podtemplate.RedactInto(model, "spec.image.repository", &cf)
@@ -482,4 +493,21 @@ func (s *scraper) quantity(name string, v any, locator string) bool {
 // redact masks secrets in a value and records each redaction at locator.
 func (s *scraper) redact(v, locator string) string {
 	return podtemplate.RedactInto(v, locator, &s.f)
+}
+
+// imageTag reads spec.image.tag. A number ("tag: 1.8" in YAML) is read as
+// the text it was written as: the operator's own defaulting would not, but
+// an offline manifest often has it, and the tag is still what the author
+// meant. Any other non-string is an error.
+func imageTag(img map[string]any) (string, error) {
+	switch v := img["tag"].(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case int:
+		return strconv.Itoa(v), nil
+	}
+	tag, _, err := fields.String(img, "tag", "spec.image")
+	return tag, err
 }

@@ -45,7 +45,7 @@ func props(kv ...string) []adapter.Property {
 func podNames(name string) []string { return []string{name + "-ctr", "nim-leader", "nim-worker"} }
 
 func nimRuntime(version string) []adapter.Runtime {
-	return []adapter.Runtime{{Name: "nim", Version: version, Confidence: adapter.Declared,
+	return []adapter.Runtime{{Name: "nim", Version: version, Platform: true, Confidence: adapter.Declared,
 		Evidence: ev(adapter.SourceCRDField, "spec.image.repository")}}
 }
 
@@ -89,7 +89,7 @@ func TestScrapeFixtures(t *testing.T) {
 			Runtimes: nimRuntime("1.12.0"),
 			// No model from the multi-LLM image.
 			Models: []adapter.Model{
-				{Name: "hf://meta-llama/Llama-3.2-1B-Instruct", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[0](NIM_MODEL_NAME)")},
+				{Name: "meta-llama/Llama-3.2-1B-Instruct", Source: "hf://meta-llama/Llama-3.2-1B-Instruct", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[0](NIM_MODEL_NAME)")},
 				{Name: "llama-3.2-1b", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[1](NIM_SERVED_MODEL_NAME)")},
 			},
 			Data: []adapter.Data{{Name: "llm-nim-pvc", Kind: "pvc", Confidence: adapter.Declared,
@@ -225,11 +225,11 @@ func TestModelPrecedence(t *testing.T) {
 		want []adapter.Model
 	}{
 		{"model flag replaces image", map[string]any{"args": []any{"--model", "/model-store/llama"}},
-			[]adapter.Model{{Name: "/model-store/llama", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, "spec.args[0](--model)")}}},
+			[]adapter.Model{{Name: "llama", Source: "/model-store/llama", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, "spec.args[0](--model)")}}},
 		{"command flag", map[string]any{"command": []any{"python3", "-m", "vllm.entrypoints.openai.api_server", "--model=m/x"}},
 			[]adapter.Model{{Name: "m/x", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerCommand, "spec.command[3](--model)")}}},
 		{"env replaces image", map[string]any{"env": []any{map[string]any{"name": "NIM_MODEL_NAME", "value": "ngc://nim/meta/llama"}}},
-			[]adapter.Model{{Name: "ngc://nim/meta/llama", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[0](NIM_MODEL_NAME)")}}},
+			[]adapter.Model{{Name: "nim/meta/llama", Source: "ngc://nim/meta/llama", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[0](NIM_MODEL_NAME)")}}},
 		{"valueFrom never read", map[string]any{"env": []any{map[string]any{"name": "NIM_MODEL_NAME", "value": "x", "valueFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "c", "key": "k"}}}}},
 			[]adapter.Model{{Name: "meta/llama-3.1-8b-instruct", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, "spec.image.repository")}}},
 		{"served name alone keeps image", map[string]any{"env": []any{map[string]any{"name": "NIM_SERVED_MODEL_NAME", "value": "llama"}}},
@@ -303,7 +303,7 @@ func TestScrapeRejects(t *testing.T) {
 		{"spec string", nimObject("x"), "nim: NIMService n: spec: expected object, got string"},
 		{"image string", nimObject(map[string]any{"image": "nvcr.io/nim/meta/x:1"}), "spec.image: expected object, got string"},
 		{"repository number", nimObject(map[string]any{"image": map[string]any{"repository": int64(1)}}), "spec.image.repository: expected string, got number"},
-		{"tag number", nimObject(map[string]any{"image": map[string]any{"repository": "r", "tag": 1.5}}), "spec.image.tag: expected string, got number"},
+		{"tag object", nimObject(map[string]any{"image": map[string]any{"repository": "r", "tag": map[string]any{}}}), "spec.image.tag: expected string, got object"},
 		{"args map", nimObject(map[string]any{"args": map[string]any{}}), "spec.args"},
 		{"command string", nimObject(map[string]any{"command": "serve"}), "spec.command"},
 		{"env string", nimObject(map[string]any{"env": "X=1"}), "spec.env"},
@@ -462,4 +462,13 @@ func FuzzScrape(f *testing.F) {
 		}
 		ModelFromImage(string(data))
 	})
+}
+
+// A tag written as a YAML number ("tag: 1.8") is read as the text it was
+// written as, not refused: the rest of the document is not lost for it.
+func TestScrapeNumericTag(t *testing.T) {
+	f, err := New().Scrape(context.Background(), nimObject(map[string]any{"image": map[string]any{"repository": "nvcr.io/nim/meta/llama-3.2-1b-instruct", "tag": 1.8}}))
+	require.NoError(t, err)
+	require.Equal(t, "nvcr.io/nim/meta/llama-3.2-1b-instruct:1.8", f.Containers[0].Image)
+	require.Equal(t, nimRuntime("1.8"), f.Runtimes)
 }

@@ -21,18 +21,28 @@ const (
 )
 
 // Subject names the workload an AIBOM describes.
+//
+// Kind and name are immutable: an AIBOM describes one workload for its whole
+// life. When the workload is deleted and re-created under the same name, the
+// controller re-points the AIBOM at the new object (uid, and apiVersion when
+// the cluster now serves another version), which is the only change allowed.
+// +kubebuilder:validation:XValidation:rule="self.kind == oldSelf.kind && self.name == oldSelf.name",message="spec.subject.kind and spec.subject.name are immutable"
 type Subject struct {
-	// APIVersion of the workload, e.g. apps/v1.
+	// APIVersion of the workload as the controller read it, e.g. apps/v1.
+	// +kubebuilder:validation:MinLength=1
 	APIVersion string `json:"apiVersion"`
 	// Kind of the workload, e.g. Deployment.
+	// +kubebuilder:validation:MinLength=1
 	Kind string `json:"kind"`
 	// Name of the workload, in the AIBOM's namespace.
+	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 	// UID of the workload the document was built for.
 	UID string `json:"uid"`
 }
 
-// AIBOMSpec names the subject of the document.
+// AIBOMSpec names the subject of the document. The controller writes it; it
+// is not meant to be edited by people.
 type AIBOMSpec struct {
 	// Subject is the reported workload (a root: no tracked kind controls it).
 	Subject Subject `json:"subject"`
@@ -51,13 +61,21 @@ type Summary struct {
 	Model string `json:"model,omitempty"`
 	// Images is the number of container images in the document.
 	Images int `json:"images"`
-	// Confidence is the aggregate confidence: declared, inferred or unresolved.
+	// Confidence is the aggregate confidence of the document's facts:
+	// declared (read from a field the owner set for it), inferred (derived,
+	// e.g. from an image name) or unresolved (not found).
 	// +optional
+	// +kubebuilder:validation:Enum=declared;inferred;unresolved
 	Confidence string `json:"confidence,omitempty"`
 }
 
 // AIBOMStatus holds the document and how it was made.
 type AIBOMStatus struct {
+	// ObservedGeneration is the AIBOM's metadata.generation the status was
+	// last written for (the generation changes when the subject is
+	// re-pointed at a re-created workload).
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Document is the CycloneDX 1.6 JSON document, inline.
 	// +optional
 	Document string `json:"document,omitempty"`
@@ -71,10 +89,13 @@ type AIBOMStatus struct {
 	// reconcile whose inputs hash the same writes nothing.
 	// +optional
 	InputHash string `json:"inputHash,omitempty"`
-	// Absorbed lists the tracked workloads this root absorbed, as Kind/name.
+	// Absorbed lists the tracked workloads this root absorbed, as Kind/name,
+	// sorted by kind then name: at most the first 1000, so that a root
+	// absorbing thousands of workloads still fits in one object.
 	// +optional
 	Absorbed []string `json:"absorbed,omitempty"`
-	// AbsorbedCount is len(Absorbed), for the printer column.
+	// AbsorbedCount is the exact number of absorbed workloads (more than
+	// len(Absorbed) when the list is capped), for the printer column.
 	// +optional
 	AbsorbedCount int `json:"absorbedCount,omitempty"`
 	// Summary is a short digest of the document.
@@ -90,22 +111,33 @@ type AIBOMStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// AIBOM is the AI Bill of Materials of one workload.
+// AIBOM is the AI Bill of Materials of one workload: a CycloneDX 1.6 JSON
+// document in status.document, written by the aibom controller for every
+// tracked workload that no other tracked workload controls, in namespaces
+// labelled aibom.dev/enabled=true. Read-only to people: the controller
+// creates, updates and deletes AIBOMs.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=aibom,categories=all
+// +kubebuilder:resource:shortName=aibm,categories=aibom
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Subject-Kind",type=string,JSONPath=`.spec.subject.kind`
 // +kubebuilder:printcolumn:name="Subject",type=string,JSONPath=`.spec.subject.name`
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.status.summary.runtime`
 // +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.status.summary.model`
 // +kubebuilder:printcolumn:name="Absorbed",type=integer,JSONPath=`.status.absorbedCount`
 // +kubebuilder:printcolumn:name="Confidence",type=string,JSONPath=`.status.summary.confidence`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Images",type=integer,priority=1,JSONPath=`.status.summary.images`
+// +kubebuilder:printcolumn:name="Bytes",type=integer,priority=1,JSONPath=`.status.documentSize`
+// +kubebuilder:printcolumn:name="Changed",type=date,priority=1,JSONPath=`.status.lastChanged`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type AIBOM struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AIBOMSpec   `json:"spec,omitempty"`
+	// Spec names the workload the document describes.
+	Spec AIBOMSpec `json:"spec,omitempty"`
+	// Status holds the document, a summary of it and its conditions.
 	Status AIBOMStatus `json:"status,omitempty"`
 }
 

@@ -5,24 +5,28 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
-	"net/http"
-	"time"
-
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/apimetrics"
+	"github.com/aibom-dev/aibom/internal/readiness"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
@@ -37,17 +41,26 @@ func main() {
 	}
 }
 
+// maxInlineDocument is the largest inline cap --max-document-bytes accepts:
+// a document of that size, the capped absorbed list and the rest of the
+// AIBOM stay well under etcd's 1.5 MiB object limit.
+const maxInlineDocument = 1 << 20
+
 func run() error {
 	var (
 		adapters          string
 		metricsAddr       string
+		metricsSecure     bool
+		metricsCertDir    string
 		probeAddr         string
 		pprofAddr         string
 		leaderElect       bool
 		leaderElectNS     string
 		maxDocBytes       int
+		report            string
 		concurrency       int
 		discoveryInterval time.Duration
+		readinessInterval time.Duration
 		resyncInterval    time.Duration
 		showVersion       bool
 		listAdapters      bool
@@ -56,14 +69,18 @@ func run() error {
 		pluginDir         string
 	)
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview, get on the non-resource URL /metrics); false serves plain, unauthenticated HTTP.")
+	flag.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint (reloaded on change); empty: a self-signed certificate generated in memory at start.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address the Go profiling endpoints (/debug/pprof/, e.g. heap) bind to; \"0\" disables them. Bind it to a loopback address: the profiles are not authenticated.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica writes AIBOMs.")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
-	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document; larger documents drop their lowest-value components and say so.")
+	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document (at most 1 MiB); larger documents drop their lowest-value components and say so.")
+	flag.StringVar(&report, "report", "ai", "Which roots get an AIBOM: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\" (every root in an opted-in namespace).")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
+	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
 	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
@@ -75,6 +92,14 @@ func run() error {
 	if showVersion {
 		fmt.Println("aibom-controller", version.Version)
 		return nil
+	}
+	// The document lives inline in the AIBOM's status, next to the absorbed
+	// list; etcd refuses objects over about 1.5 MiB.
+	if report != "ai" && report != "all" {
+		return fmt.Errorf("--report=%q: must be \"ai\" or \"all\"", report)
+	}
+	if maxDocBytes < 1024 || maxDocBytes > maxInlineDocument {
+		return fmt.Errorf("--max-document-bytes=%d: must be between 1024 and %d, so that the AIBOM object stays under etcd's object size limit", maxDocBytes, maxInlineDocument)
 	}
 	enabled, err := intree.Select(adapters)
 	if err != nil {
@@ -118,10 +143,20 @@ func run() error {
 	// client and caches, and the supervisor's per-kind caches, discovery and
 	// probes, all build their HTTP clients from this config.
 	apimetrics.Default.Instrument(cfg)
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr}
+	if metricsSecure {
+		metricsOpts.SecureServing = true
+		metricsOpts.CertDir = metricsCertDir
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		// HTTP/1.1 only: HTTP/2's stream handling has had denial-of-service
+		// flaws (CVE-2023-44487, CVE-2023-39325), and a scrape needs nothing
+		// HTTP/2 offers.
+		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   core.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
@@ -140,6 +175,7 @@ func run() error {
 		Registry:                registry,
 		Tool:                    document.Tool{Name: document.ToolName, Version: version.Version},
 		MaxDocumentBytes:        maxDocBytes,
+		ReportAll:               report == "all",
 		MaxConcurrentReconciles: concurrency,
 		DiscoveryInterval:       discoveryInterval,
 		ResyncInterval:          resyncInterval,
@@ -163,6 +199,26 @@ func run() error {
 		}
 		return nil
 	}); err != nil {
+		return err
+	}
+	// Ready also means able to do the job: the AIBOM API is served and the
+	// controller still holds the permissions every document needs.
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("aibom-api-and-permissions", (&readiness.Checker{
+		Discovery:    discoveryClient,
+		Reviews:      clientset.AuthorizationV1().SelfSubjectAccessReviews(),
+		GroupVersion: v1alpha1.GroupVersion.String(),
+		Resource:     "aiboms",
+		Interval:     readinessInterval,
+		Log:          ctrl.Log.WithName("readiness"),
+	}).Check); err != nil {
 		return err
 	}
 	var kinds []string

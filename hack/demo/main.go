@@ -5,7 +5,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -116,8 +118,13 @@ func run() error {
 			return err
 		}
 		if a.Spec.Subject.Kind == "DynamoGraphDeployment" {
+			// status.document is compact; indent it for reading.
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, []byte(a.Status.Document), "", "  "); err != nil {
+				return fmt.Errorf("the document of %s/%s is not JSON: %w", a.Namespace, a.Name, err)
+			}
 			fmt.Printf("\ndemo: the document of %s/%s (DynamoGraphDeployment %s, absorbing %s):\n%s\n",
-				a.Namespace, a.Name, a.Spec.Subject.Name, strings.Join(a.Status.Absorbed, ", "), a.Status.Document)
+				a.Namespace, a.Name, a.Spec.Subject.Name, strings.Join(a.Status.Absorbed, ", "), pretty.String())
 		}
 	}
 	fmt.Printf("demo: documents and the controller log are in %s\n", out)

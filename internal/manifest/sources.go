@@ -71,17 +71,32 @@ func Files(paths ...string) ([]string, error) {
 // LoadSources is Load with positions: every object of files and directories
 // (see Files), each with the file and line it was read from.
 func LoadSources(paths ...string) ([]Source, error) {
+	return LoadSourcesLimited(DefaultLimits, paths...)
+}
+
+// LoadSourcesLimited is LoadSources within limits: each file must be a
+// regular file within Limits.MaxFileBytes, all together within
+// MaxTotalBytes, and no document may expand through YAML aliases beyond
+// MaxExpansion times its size. A limit's error wraps ErrLimit and names the
+// file.
+func LoadSourcesLimited(limits Limits, paths ...string) ([]Source, error) {
+	limits = limits.withDefaults()
 	files, err := Files(paths...)
 	if err != nil {
 		return nil, err
 	}
 	var out []Source
+	var total int64
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readFile(f, limits.MaxFileBytes)
 		if err != nil {
 			return nil, err
 		}
-		srcs, err := DecodeSources(f, data)
+		total += int64(len(data))
+		if total > limits.MaxTotalBytes {
+			return nil, fmt.Errorf("%s: the input passes the limit of %d bytes in all: %w", f, limits.MaxTotalBytes, ErrLimit)
+		}
+		srcs, err := decodeSources(f, data, limits)
 		if err != nil {
 			return nil, err
 		}
@@ -98,6 +113,11 @@ var yamlLine = regexp.MustCompile(`(yaml: line )(\d+)(:)`)
 // file and the line: for malformed YAML the line the parser stopped at,
 // otherwise the document's first line.
 func DecodeSources(name string, data []byte) ([]Source, error) {
+	return decodeSources(name, data, DefaultLimits)
+}
+
+func decodeSources(name string, data []byte, limits Limits) ([]Source, error) {
+	limits = limits.withDefaults()
 	var out []Source
 	lines := strings.SplitAfter(string(data), "\n")
 	var doc strings.Builder
@@ -108,6 +128,9 @@ func DecodeSources(name string, data []byte) ([]Source, error) {
 			return nil
 		}
 		text := doc.String()
+		if err := checkAliases(text, max(limits.MaxExpansion*int64(len(text)), 1<<20)); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, first, err)
+		}
 		obj := &unstructured.Unstructured{}
 		if err := utilyaml.Unmarshal([]byte(text), &obj.Object); err != nil {
 			msg := err.Error()

@@ -1,7 +1,11 @@
 package manifest
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,4 +84,52 @@ func TestResolveOwners(t *testing.T) {
 	require.Len(t, unresolved, 1)
 	require.Same(t, other, unresolved[0].Object)
 	require.Empty(t, other.GetOwnerReferences()[0].UID)
+}
+
+// Unbounded input is refused with a clear error, before it is read whole.
+func TestInputLimits(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(big, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: \""+strings.Repeat("x", 2048)+"\"}\n"), 0o644))
+	_, err := LoadSourcesLimited(Limits{MaxFileBytes: 1024}, big)
+	require.ErrorIs(t, err, ErrLimit)
+	require.ErrorContains(t, err, "per file")
+
+	_, err = LoadSourcesLimited(Limits{MaxTotalBytes: 3000}, big, big)
+	require.ErrorIs(t, err, ErrLimit)
+	require.ErrorContains(t, err, "in all")
+
+	// A device is not a manifest: os.ReadFile on it would never end.
+	_, err = LoadSourcesLimited(Limits{}, "/dev/zero")
+	require.ErrorIs(t, err, ErrLimit)
+	require.ErrorContains(t, err, "not a regular file")
+
+	// An alias bomb: a few KiB that would expand to gigabytes.
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a: &a \"" + strings.Repeat("x", 1000) + "\"\n")
+	prev := "a"
+	for i := 0; i < 6; i++ {
+		name := fmt.Sprintf("l%d", i)
+		b.WriteString("  " + name + ": &" + name + " [")
+		for j := 0; j < 9; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*" + prev)
+		}
+		b.WriteString("]\n")
+		prev = name
+	}
+	bomb := filepath.Join(dir, "bomb.yaml")
+	require.NoError(t, os.WriteFile(bomb, []byte(b.String()), 0o644))
+	_, err = LoadSourcesLimited(Limits{}, bomb)
+	require.ErrorIs(t, err, ErrLimit)
+	require.ErrorContains(t, err, "aliases")
+
+	// Ordinary anchors and aliases are fine.
+	ok := filepath.Join(dir, "ok.yaml")
+	require.NoError(t, os.WriteFile(ok, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, labels: &l {a: b}, annotations: *l}\ndata: {x: y}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok2}\n"), 0o644))
+	srcs, err := LoadSourcesLimited(Limits{}, ok)
+	require.NoError(t, err)
+	require.Len(t, srcs, 2)
 }

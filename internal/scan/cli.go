@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
@@ -202,6 +203,9 @@ type scanFlags struct {
 	allowDuplicates bool
 	adapters        string
 	maxDocBytes     int
+	report          string
+	maxFileBytes    int64
+	maxInputBytes   int64
 }
 
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -209,7 +213,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("scan", stderr)
 	fs.Var(&f.files, "f", "File or directory of manifests; repeatable. Without -f, a cluster is read.")
 	fs.Var(&f.files, "filename", "Same as -f.")
-	fs.StringVar(&f.output, "output", "table", "Output on stdout: table or json.")
+	fs.StringVar(&f.output, "output", "table", "Output on stdout: table, json, or cyclonedx-xml (one root's document as CycloneDX XML).")
 	fs.StringVar(&f.output, "o", "table", "Same as --output.")
 	fs.StringVar(&f.outDir, "out-dir", "", "Also write one <aibom-name>.cdx.json per root into this directory.")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, in-cluster).")
@@ -222,6 +226,9 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.ignoreOptIn, "ignore-opt-in", false, "With a cluster: read namespaces that did not opt in too.")
 	fs.BoolVar(&f.allowDuplicates, "allow-duplicates", false, "With -f: keep the last of objects read twice instead of failing (exit code 3).")
 	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", manifest.DefaultLimits.MaxFileBytes, "With -f: the largest manifest file read; a larger one, or anything but a regular file, is an input error.")
+	fs.Int64Var(&f.maxInputBytes, "max-input-bytes", manifest.DefaultLimits.MaxTotalBytes, "With -f: the most bytes read from all files together.")
+	fs.StringVar(&f.report, "report", "ai", "Which roots are reported, as on the controller: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\".")
 	fs.IntVar(&f.maxDocBytes, "max-document-bytes", DefaultMaxDocumentBytes, "Inline cap of a document, as on the controller; larger documents drop their lowest-value components and say so.")
 	if code := parse(fs, scanUsage, args, stdout); code >= 0 {
 		return code
@@ -230,11 +237,14 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aibom scan: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if f.output != "table" && f.output != "json" {
-		return usage("--output must be table or json, not %q", f.output)
+	if f.output != "table" && f.output != "json" && f.output != "cyclonedx-xml" {
+		return usage("--output must be table, json or cyclonedx-xml, not %q", f.output)
 	}
 	if f.maxDocBytes < 0 {
 		return usage("--max-document-bytes must not be negative")
+	}
+	if f.report != "ai" && f.report != "all" {
+		return usage("--report must be ai or all, not %q", f.report)
 	}
 	fromFiles := len(f.files) > 0
 	if fromFiles {
@@ -267,7 +277,8 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	var snap *Snapshot
 	if fromFiles {
-		snap, err = LoadFiles(reg, FileOptions{Paths: f.files, Namespace: f.namespace, AllowDuplicates: f.allowDuplicates})
+		snap, err = LoadFiles(reg, FileOptions{Paths: f.files, Namespace: f.namespace, AllowDuplicates: f.allowDuplicates,
+			Limits: manifest.Limits{MaxFileBytes: f.maxFileBytes, MaxTotalBytes: f.maxInputBytes}})
 		var dup *DuplicateError
 		if errors.As(err, &dup) {
 			fmt.Fprintln(stderr, "aibom scan:", err)
@@ -302,6 +313,13 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "aibom scan:", err)
 		return ExitInput
 	}
+	if f.report == "ai" {
+		var unmatched []string
+		roots, unmatched = matchedRoots(roots)
+		if len(unmatched) > 0 {
+			fmt.Fprintf(stderr, "note: %d root(s) with no AI signal were not reported (--report=all reports them): %s\n", len(unmatched), strings.Join(unmatched, ", "))
+		}
+	}
 	if fromFiles && f.requireOptIn {
 		if skipped := notOptedIn(ctx, reg, snap); len(skipped) > 0 {
 			fmt.Fprintf(stderr, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", core.OptInLabel, strings.Join(skipped, ", "))
@@ -327,9 +345,12 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitInput
 		}
 	}
-	if f.output == "json" {
+	switch f.output {
+	case "json":
 		err = WriteJSON(stdout, roots)
-	} else {
+	case "cyclonedx-xml":
+		err = WriteXML(stdout, roots)
+	default:
 		err = WriteTable(stdout, roots)
 	}
 	if err != nil {
@@ -358,4 +379,22 @@ func notOptedIn(ctx context.Context, reg *core.Registry, snap *Snapshot) []strin
 	}
 	sort.Strings(out)
 	return out
+}
+
+// matchedRoots keeps the roots that show an AI signal, and names the others
+// ("Deployment.apps default/web"), at most 20 of them.
+func matchedRoots(roots []Root) (kept []Root, unmatched []string) {
+	for _, r := range roots {
+		if !r.Report.Unmatched {
+			kept = append(kept, r)
+			continue
+		}
+		if len(unmatched) == 20 {
+			unmatched = append(unmatched, "...")
+		}
+		if len(unmatched) < 20 {
+			unmatched = append(unmatched, r.Entry.Kind.String()+" "+objectName(r.Object.GetNamespace(), r.Object.GetName()))
+		}
+	}
+	return kept, unmatched
 }

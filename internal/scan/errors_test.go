@@ -48,7 +48,7 @@ func TestObjectWithoutName(t *testing.T) {
 	f := writeFile(t, "noname.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {}\n")
 	code, _, errOut := run(t, "scan", "-f", f)
 	require.Equal(t, ExitInput, code)
-	require.Equal(t, "aibom scan: "+f+":1: Pod without metadata.name\n", errOut)
+	require.Equal(t, "aibom scan: "+f+":1: Pod without metadata.name (or metadata.generateName)\n", errOut)
 }
 
 func TestMissingFile(t *testing.T) {
@@ -179,7 +179,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"scan", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
 		{[]string{"scan", "--adapter-plugin", "x"}, "flag provided but not defined: -adapter-plugin"},
-		{[]string{"scan", "-f", manifests, "--output", "yaml"}, `--output must be table or json, not "yaml"`},
+		{[]string{"scan", "-f", manifests, "--output", "yaml"}, `--output must be table, json or cyclonedx-xml, not "yaml"`},
 		{[]string{"scan", "-f", manifests, "-A"}, "--all-namespaces reads a cluster"},
 		{[]string{"scan", "-f", manifests, "--kubeconfig", "x"}, "give one or the other"},
 		{[]string{"scan", "-f", manifests, "--ignore-opt-in"}, "--ignore-opt-in is for a cluster"},

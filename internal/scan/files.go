@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -34,6 +36,8 @@ type Snapshot struct {
 type FileOptions struct {
 	// Paths are files and directories (see manifest.Files).
 	Paths []string
+	// Limits bound the input (manifest.DefaultLimits when zero).
+	Limits manifest.Limits
 	// Namespace is given to objects without one ("default" when empty).
 	Namespace string
 	// AllowDuplicates keeps the last of objects read twice instead of
@@ -84,7 +88,7 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	srcs, err := manifest.LoadSources(opts.Paths...)
+	srcs, err := manifest.LoadSourcesLimited(opts.Limits, opts.Paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +106,15 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 		if o.GetNamespace() == "" && !clusterScoped[gk] {
 			o.SetNamespace(ns)
 		}
+		if o.GetName() == "" && o.GetGenerateName() != "" {
+			// The API server would name it generateName plus a random
+			// suffix; offline the suffix is derived from the position, so
+			// the same input gives the same name.
+			sum := sha256.Sum256([]byte(s.Position()))
+			o.SetName(o.GetGenerateName() + hex.EncodeToString(sum[:])[:5])
+		}
 		if o.GetName() == "" {
-			return nil, fmt.Errorf("%s: %s without metadata.name", s.Position(), o.GetKind())
+			return nil, fmt.Errorf("%s: %s without metadata.name (or metadata.generateName)", s.Position(), o.GetKind())
 		}
 		k := key{gk, o.GetNamespace(), o.GetName()}
 		if i, dup := index[k]; dup {
@@ -187,9 +198,9 @@ func kindString(gk schema.GroupKind) string {
 
 func objectName(namespace, name string) string {
 	if namespace == "" {
-		return name
+		return Printable(name)
 	}
-	return namespace + "/" + name
+	return Printable(namespace + "/" + name)
 }
 
 func contains(list []string, s string) bool {

@@ -105,13 +105,15 @@ func docDigests(t *testing.T, doc string) map[string]string {
 		if c.Type != "container" {
 			continue
 		}
-		var group, name string
+		// A component lists every container that runs its image: the i-th
+		// name with the i-th group.
+		var groups, names []string
 		for _, p := range c.Properties {
 			switch p.Name {
 			case "aibom.container.group":
-				group = p.Value
+				groups = append(groups, p.Value)
 			case "aibom.container.name":
-				name = p.Value
+				names = append(names, p.Value)
 			}
 		}
 		d := ""
@@ -119,7 +121,13 @@ func docDigests(t *testing.T, doc string) map[string]string {
 			require.Equal(t, "SHA-256", c.Hashes[0].Alg)
 			d = c.Hashes[0].Content
 		}
-		out[group+"/"+name] = d
+		for i, name := range names {
+			group := ""
+			if i < len(groups) {
+				group = groups[i]
+			}
+			out[group+"/"+name] = d
+		}
 	}
 	return out
 }
@@ -169,7 +177,7 @@ func TestOneDocumentPerRoot(t *testing.T) {
 			require.NoError(t, document.ValidateSchema([]byte(r.Document())))
 			require.Equal(t, w.digests, docDigests(t, r.Document()))
 			require.Equal(t, core.AIBOMName(schema.GroupKind{Group: r.Entry.Group, Kind: w.kind}, w.name), r.AIBOMName)
-			require.Contains(t, r.Document(), `"value": "`+string(r.Object.GetUID())+`"`, "the subject's (synthetic) UID is in the document")
+			require.Contains(t, r.Document(), `"value":"`+string(r.Object.GetUID())+`"`, "the subject's (synthetic) UID is in the document")
 		})
 	}
 }
@@ -213,4 +221,97 @@ func TestJSONNoRootIsEmptyArray(t *testing.T) {
 	code, out, _ := run(t, "scan", "-f", f, "-o", "json")
 	require.Equal(t, ExitOK, code)
 	require.Equal(t, "[]\n", out)
+}
+
+// -o cyclonedx-xml prints one root's document as CycloneDX XML, and refuses
+// several roots with a message that says what to do.
+func TestXMLOutput(t *testing.T) {
+	code, out, errOut := run(t, "scan", "-f", "../../examples/10-vllm-deployment.yaml", "-o", "cyclonedx-xml")
+	require.Equal(t, ExitOK, code, errOut)
+	require.True(t, strings.HasPrefix(out, `<?xml version="1.0" encoding="UTF-8"?>`), out)
+	require.Contains(t, out, `<bom xmlns="http://cyclonedx.org/schema/bom/1.6"`)
+	require.Contains(t, out, `<dependencies>`)
+
+	code, out, errOut = run(t, "scan", "-f", "../../examples/", "-o", "cyclonedx-xml")
+	require.Equal(t, ExitInput, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "prints one document")
+}
+
+// --out-dir never writes outside the directory, and a name too long for a
+// file system is shortened with a hash: every root gets its file.
+func TestOutDirHostileNames(t *testing.T) {
+	long := strings.Repeat("a", 240)
+	for name, want := range map[string]string{
+		"x/../../../escaped": "",
+		"..":                 "",
+		long:                 "",
+		"plain-name":         "plain-name",
+	} {
+		got := safeFileName(name)
+		require.NotContains(t, got, "/")
+		require.NotEqual(t, "..", got)
+		require.NotEqual(t, ".", got)
+		require.LessOrEqual(t, len(got), maxFileStem)
+		if want != "" {
+			require.Equal(t, want, got)
+		}
+	}
+	require.NotEqual(t, safeFileName("a/b"), safeFileName("a_b"), "a changed name keeps a hash of the original")
+
+	dir := t.TempDir()
+	f := filepath.Join(t.TempDir(), "m.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "x/../../../escaped"}
+spec:
+  template:
+    spec: {containers: [{name: c, image: "vllm/vllm-openai:v0.6.3"}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "`+long+`"}
+spec:
+  template:
+    spec: {containers: [{name: c, image: "vllm/vllm-openai:v0.6.3"}]}
+`), 0o644))
+	code, _, errOut := run(t, "scan", "-f", f, "--out-dir", dir, "-o", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "both roots written, inside the directory")
+	parent, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	for _, e := range parent {
+		require.NotContains(t, e.Name(), "escaped")
+	}
+}
+
+// Names and models from a manifest cannot forge table rows or drive the
+// terminal: control characters and escape sequences are escaped.
+func TestTableEscapesTerminalControls(t *testing.T) {
+	require.Equal(t, "plain/name-1", Printable("plain/name-1"))
+	require.Equal(t, `a\nb`, Printable("a\nb"))
+	require.Equal(t, `\x1b[31mred`, Printable("\x1b[31mred"))
+	require.Equal(t, `x\ty`, Printable("x\ty"))
+	require.Equal(t, "модель", Printable("модель"))
+
+	f := filepath.Join(t.TempDir(), "m.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "web\ndefault  Deployment  forged\u001b[31m"}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: "vllm/vllm-openai:v0.6.3"
+        args: ["--model", "org/m\u001b[2J"]
+`), 0o644))
+	code, out, errOut := run(t, "scan", "-f", f)
+	require.Equal(t, ExitOK, code, errOut)
+	require.NotContains(t, out, "\x1b")
+	require.Equal(t, 2, strings.Count(out, "\n"), "a header and one row: %q", out)
 }

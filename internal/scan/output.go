@@ -2,13 +2,20 @@ package scan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aibom-dev/aibom/pkg/core/document"
 )
 
 // WriteTable prints one line per root: namespace, kind, name, runtime,
@@ -24,8 +31,8 @@ func WriteTable(w io.Writer, roots []Root) error {
 			resolved, total := r.Digests()
 			digests = fmt.Sprintf("%d/%d", resolved, total)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Object.GetNamespace(), r.Entry.Kind.Kind, r.Object.GetName(),
-			dash(s.Summary.Runtime), dash(strings.Join(s.Summary.Models, ",")), dash(strings.Join(s.Absorbed, ",")), digests)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Printable(r.Object.GetNamespace()), Printable(r.Entry.Kind.Kind), Printable(r.Object.GetName()),
+			Printable(dash(s.Summary.Runtime)), Printable(dash(strings.Join(s.Summary.Models, ","))), Printable(dash(strings.Join(s.Absorbed, ","))), digests)
 	}
 	return tw.Flush()
 }
@@ -86,10 +93,47 @@ func FileNames(roots []Root) []string {
 	out := make([]string, len(roots))
 	for i, r := range roots {
 		if count[r.AIBOMName] > 1 {
-			out[i] = r.Object.GetNamespace() + "." + r.AIBOMName + ".cdx.json"
+			out[i] = safeFileName(r.Object.GetNamespace()+"."+r.AIBOMName) + ".cdx.json"
 		} else {
-			out[i] = r.AIBOMName + ".cdx.json"
+			out[i] = safeFileName(r.AIBOMName) + ".cdx.json"
 		}
+	}
+	return out
+}
+
+// maxFileStem bounds a file name without its extension: file systems take
+// 255 bytes.
+const maxFileStem = 200
+
+// safeFileName makes a name a single, harmless path element: characters
+// other than lower-case letters, digits, "." and "-" (a "/", a NUL, a
+// control character from a hand-written manifest) become "_", a name made
+// of dots is prefixed, and a name longer than maxFileStem is shortened and
+// given a hash of the whole name, so that it stays unique. A name that
+// needs none of this is returned as is.
+func safeFileName(name string) string {
+	var b strings.Builder
+	changed := false
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			b.WriteRune(r)
+			continue
+		}
+		b.WriteByte('_')
+		changed = true
+	}
+	out := b.String()
+	if strings.Trim(out, ".") == "" {
+		out = "_" + out
+		changed = true
+	}
+	if len(out) > maxFileStem || changed && out != name {
+		sum := sha256.Sum256([]byte(name))
+		suffix := "-" + hex.EncodeToString(sum[:8])
+		if len(out) > maxFileStem-len(suffix) {
+			out = out[:maxFileStem-len(suffix)]
+		}
+		out += suffix
 	}
 	return out
 }
@@ -108,10 +152,65 @@ func WriteDir(dir string, roots []Root) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(dir, name)
+		if filepath.Dir(p) != filepath.Clean(dir) {
+			return written, fmt.Errorf("file name %q would leave %s", name, dir)
+		}
 		if err := os.WriteFile(p, []byte(d), 0o644); err != nil {
 			return written, err
 		}
 		written = append(written, p)
 	}
 	return written, nil
+}
+
+// WriteXML prints the one root's document as CycloneDX XML
+// (document.ToXML). An XML stream holds one document: several roots are an
+// error that says how to narrow the input.
+func WriteXML(w io.Writer, roots []Root) error {
+	var docs []string
+	for _, r := range roots {
+		if d := r.Document(); d != "" {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) != 1 {
+		return fmt.Errorf("-o cyclonedx-xml prints one document and there are %d roots with a document: scan one file or namespace, or use -o json", len(docs))
+	}
+	x, err := document.ToXML([]byte(docs[0]))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(x)
+	return err
+}
+
+// Printable escapes what a terminal would interpret in a value read from a
+// manifest or a cluster: control characters (a newline forging a table row,
+// an ANSI escape sequence), other non-printable runes and tabs are written
+// as Go escapes ("\\n", "\\x1b"); invalid UTF-8 as "\\ufffd". Printable text
+// is unchanged.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r) // 'x' with Go escapes
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }

@@ -56,6 +56,20 @@ type Kind struct {
 	Versions []string
 	// Role is RoleTracked or RoleWalkOnly.
 	Role Role
+	// PodOwners declares, for a tracked kind, how it materialises pods: the
+	// kinds that are the controller of its pods when no other tracked kind
+	// lies between the workload and the pod. A Deployment's pods are
+	// controlled by a ReplicaSet ({apps ReplicaSet}); a StatefulSet's by the
+	// StatefulSet itself ({apps StatefulSet}); a CronJob's pods belong to
+	// its Jobs, which are tracked in their own right ({batch Job}).
+	//
+	// The core reads running image digests only from pods that fit: a pod
+	// below a workload of this kind whose controller is of another kind (a
+	// pod whose controller reference names a Deployment directly, say) is
+	// not attributed to the workload's document; it is counted and reported
+	// in a Warning Event instead. Empty means the kind does not say: any pod
+	// the ownership closure reaches counts. Walk-only kinds declare nothing.
+	PodOwners []schema.GroupKind
 }
 
 // GroupKind returns the kind's group and kind.
@@ -119,7 +133,52 @@ func (k Kind) Validate() error {
 	if k.Role != RoleTracked && k.Role != RoleWalkOnly {
 		return fmt.Errorf("kind %s: role %q is neither %q nor %q", k, k.Role, RoleTracked, RoleWalkOnly)
 	}
+	return k.validatePodOwners()
+}
+
+// validatePodOwners checks the PodOwners declaration: tracked kinds only,
+// well-formed group and kind names, no repeats, and never Pod itself (a pod
+// is not the controller of the pods that count).
+func (k Kind) validatePodOwners() error {
+	if len(k.PodOwners) > 0 && k.Role != RoleTracked {
+		return fmt.Errorf("kind %s: PodOwners declared on a %s kind; only a tracked kind declares how it materialises pods", k, k.Role)
+	}
+	seen := map[schema.GroupKind]bool{}
+	for _, o := range k.PodOwners {
+		if o.Group != "" {
+			for _, part := range splitDots(o.Group) {
+				if !dnsLabel.MatchString(part) {
+					return fmt.Errorf("kind %s: pod owner %s: group %q is not a DNS subdomain", k, o, o.Group)
+				}
+			}
+		}
+		if !kindName.MatchString(o.Kind) {
+			return fmt.Errorf("kind %s: pod owner %s: kind %q must be CamelCase letters and digits", k, o, o.Kind)
+		}
+		if o.Group == "" && o.Kind == "Pod" {
+			return fmt.Errorf("kind %s: Pod cannot be a pod owner: name the kind that controls the pods", k)
+		}
+		if seen[o] {
+			return fmt.Errorf("kind %s: pod owner %s declared twice", k, o)
+		}
+		seen[o] = true
+	}
 	return nil
+}
+
+// AcceptsPodOwner reports whether a pod controlled by an object of kind
+// owner fits the kind's declared materialisation path: always when the kind
+// declares no PodOwners.
+func (k Kind) AcceptsPodOwner(owner schema.GroupKind) bool {
+	if len(k.PodOwners) == 0 {
+		return true
+	}
+	for _, o := range k.PodOwners {
+		if o == owner {
+			return true
+		}
+	}
+	return false
 }
 
 func splitDots(s string) []string {
@@ -140,6 +199,9 @@ func CloneKinds(kinds []Kind) []Kind {
 	out := make([]Kind, len(kinds))
 	for i, k := range kinds {
 		k.Versions = append([]string(nil), k.Versions...)
+		if k.PodOwners != nil {
+			k.PodOwners = append([]schema.GroupKind(nil), k.PodOwners...)
+		}
 		out[i] = k
 	}
 	return out

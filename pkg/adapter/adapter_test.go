@@ -35,3 +35,46 @@ func TestTracks(t *testing.T) {
 		require.Equal(t, tc.want, Tracks(table, tc.gvk), tc.gvk.String())
 	}
 }
+
+func TestCloneKindsCopiesPodOwners(t *testing.T) {
+	in := []Kind{{Group: "apps", Kind: "Deployment", Resource: "deployments", Versions: []string{"v1"}, Role: RoleTracked,
+		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}}}}
+	c := CloneKinds(in)
+	c[0].PodOwners[0].Kind = "Other"
+	require.Equal(t, "ReplicaSet", in[0].PodOwners[0].Kind)
+}
+
+func TestPodOwnersDeclaration(t *testing.T) {
+	base := Kind{Group: "apps", Kind: "Deployment", Resource: "deployments", Versions: []string{"v1"}, Role: RoleTracked}
+	rs := schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
+	for _, tc := range []struct {
+		name   string
+		owners []schema.GroupKind
+		role   Role
+		err    string
+	}{
+		{name: "none", role: RoleTracked},
+		{name: "replicaset", owners: []schema.GroupKind{rs}, role: RoleTracked},
+		{name: "itself", owners: []schema.GroupKind{{Group: "apps", Kind: "Deployment"}}, role: RoleTracked},
+		{name: "walk-only", owners: []schema.GroupKind{rs}, role: RoleWalkOnly, err: "only a tracked kind"},
+		{name: "pod", owners: []schema.GroupKind{{Kind: "Pod"}}, role: RoleTracked, err: "Pod cannot be a pod owner"},
+		{name: "twice", owners: []schema.GroupKind{rs, rs}, role: RoleTracked, err: "declared twice"},
+		{name: "bad kind", owners: []schema.GroupKind{{Group: "apps", Kind: "replica set"}}, role: RoleTracked, err: "CamelCase"},
+		{name: "bad group", owners: []schema.GroupKind{{Group: "Apps!", Kind: "ReplicaSet"}}, role: RoleTracked, err: "DNS subdomain"},
+	} {
+		k := base
+		k.Role, k.PodOwners = tc.role, tc.owners
+		err := k.Validate()
+		if tc.err == "" {
+			require.NoError(t, err, tc.name)
+		} else {
+			require.ErrorContains(t, err, tc.err, tc.name)
+		}
+	}
+
+	k := base
+	require.True(t, k.AcceptsPodOwner(schema.GroupKind{Group: "apps", Kind: "Deployment"}), "nothing declared: any owner")
+	k.PodOwners = []schema.GroupKind{rs}
+	require.True(t, k.AcceptsPodOwner(rs))
+	require.False(t, k.AcceptsPodOwner(schema.GroupKind{Group: "apps", Kind: "Deployment"}))
+}

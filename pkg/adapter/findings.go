@@ -42,6 +42,8 @@ const (
 	SourceWorkloadAnnotation    Source = "workload_annotation"
 	SourcePodTemplateAnnotation Source = "pod_template_annotation"
 	SourceVolumeSource          Source = "volume_source"
+	SourceResourceRequest       Source = "resource_request"
+	SourcePodTemplateLabel      Source = "pod_template_label"
 )
 
 // Evidence locates a fact: its source and the path of the field in the
@@ -64,6 +66,13 @@ type Findings struct {
 	Models []Model `json:"models,omitempty"`
 	// Data lists model storage (volumes at model paths, caches, PVCs).
 	Data []Data `json:"data,omitempty"`
+	// Frameworks lists evaluation and training frameworks the object runs
+	// (lm-evaluation-harness, torchrun, accelerate, DeepSpeed, TRL): AI
+	// workloads that are not serving runtimes.
+	Frameworks []Framework `json:"frameworks,omitempty"`
+	// Accelerators lists accelerator requests and limits (nvidia.com/gpu,
+	// google.com/tpu, ...) and dynamic resource claims.
+	Accelerators []Accelerator `json:"accelerators,omitempty"`
 	// Properties are kind-specific facts, e.g. dynamo.component.0.type.
 	Properties []Property `json:"properties,omitempty"`
 	// Redactions records every value withheld or masked because it looked
@@ -100,16 +109,31 @@ type Container struct {
 
 // Runtime is a serving runtime claim.
 type Runtime struct {
-	Name       string     `json:"name"`
-	Version    string     `json:"version,omitempty"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Platform marks a serving platform that runs an engine (Dynamo, NIM):
+	// its version is the platform's, not the engine's. The engine it runs,
+	// when known, is a runtime claim of its own, without a version unless
+	// the evidence states the engine's.
+	Platform   bool       `json:"platform,omitempty"`
 	Confidence Confidence `json:"confidence"`
 	Evidence   Evidence   `json:"evidence"`
 }
 
 // Model is a model claim.
 type Model struct {
-	Name       string     `json:"name"`
-	Version    string     `json:"version,omitempty"`
+	// Name is the model's identity: a hub id ("Qwen/Qwen3-8B"), a catalogue
+	// name, or the name a model path states ("llama-3.1-405b-instruct" for
+	// "/mnt/models/llama-3.1-405b-instruct/").
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Source is where the weights are read from, when the evidence says:
+	// a storage URI ("hf://org/model", "s3://bucket/path", "pvc://claim/path")
+	// or a local path. It is not part of the identity.
+	Source string `json:"source,omitempty"`
+	// ServedName is the name the server exposes the model under, when it
+	// differs from Name (vLLM's --served-model-name).
+	ServedName string     `json:"servedName,omitempty"`
 	Confidence Confidence `json:"confidence"`
 	Evidence   Evidence   `json:"evidence"`
 }
@@ -121,6 +145,33 @@ type Data struct {
 	Kind       string     `json:"kind"`
 	Confidence Confidence `json:"confidence"`
 	Evidence   Evidence   `json:"evidence"`
+}
+
+// Framework purposes.
+const (
+	PurposeEvaluation = "evaluation"
+	PurposeTraining   = "training"
+)
+
+// Framework is an evaluation or training framework claim.
+type Framework struct {
+	Name string `json:"name"`
+	// Purpose is PurposeEvaluation or PurposeTraining.
+	Purpose    string     `json:"purpose"`
+	Confidence Confidence `json:"confidence"`
+	Evidence   Evidence   `json:"evidence"`
+}
+
+// Accelerator is an accelerator a container requests, or a dynamic resource
+// claim of the pod.
+type Accelerator struct {
+	// Resource is the extended resource name ("nvidia.com/gpu") or, for a
+	// dynamic resource claim, "resourceclaim".
+	Resource string `json:"resource"`
+	// Quantity is the amount requested or limited, as written ("1", "8");
+	// empty for a claim.
+	Quantity string   `json:"quantity,omitempty"`
+	Evidence Evidence `json:"evidence"`
 }
 
 // Property is a kind-specific fact recorded on the document.
@@ -144,6 +195,51 @@ func (f *Findings) Merge(other Findings) {
 	f.Runtimes = append(f.Runtimes, other.Runtimes...)
 	f.Models = append(f.Models, other.Models...)
 	f.Data = append(f.Data, other.Data...)
+	f.Frameworks = append(f.Frameworks, other.Frameworks...)
+	f.Accelerators = append(f.Accelerators, other.Accelerators...)
 	f.Properties = append(f.Properties, other.Properties...)
 	f.Redactions = append(f.Redactions, other.Redactions...)
+}
+
+// Match says why a root is an AI workload: a runtime or a model claim at
+// any confidence, an evaluation or training framework, model storage, or an
+// accelerator, in that order of preference (the alphabetically first name
+// within a kind, so that the order of the findings does not matter). ok is
+// false when none holds: the root is "unmatched" and gets no AIBOM unless
+// every root is reported.
+func (f Findings) Match() (reason string, ok bool) {
+	first := func(names []string) string {
+		m := names[0]
+		for _, n := range names[1:] {
+			if n < m {
+				m = n
+			}
+		}
+		return m
+	}
+	switch {
+	case len(f.Runtimes) > 0:
+		names := make([]string, len(f.Runtimes))
+		for i, r := range f.Runtimes {
+			names[i] = r.Name
+		}
+		return "runtime:" + first(names), true
+	case len(f.Models) > 0:
+		return "model", true
+	case len(f.Frameworks) > 0:
+		names := make([]string, len(f.Frameworks))
+		for i, x := range f.Frameworks {
+			names[i] = x.Name
+		}
+		return "framework:" + first(names), true
+	case len(f.Data) > 0:
+		return "model-storage", true
+	case len(f.Accelerators) > 0:
+		names := make([]string, len(f.Accelerators))
+		for i, a := range f.Accelerators {
+			names[i] = a.Resource
+		}
+		return "accelerator:" + first(names), true
+	}
+	return "", false
 }

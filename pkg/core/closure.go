@@ -7,8 +7,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 // Descendants is what a root absorbs (seed §2).
@@ -22,10 +25,27 @@ type Descendants struct {
 	// Misses lists kinds the closure could not read (the walk degrades the
 	// same way: their children stay roots).
 	Misses []string
+	// Unfit are the pods the closure reached outside the materialisation
+	// path declared for them (adapter.Kind.PodOwners of their nearest
+	// tracked ancestor): not attributed, their digests never counted.
+	Unfit []UnfitPod
 	// Live are the UIDs of the objects of kinds read live (the get/list
 	// fallback, no events) the closure passed through: when one of them is
 	// found gone, this root is re-evaluated.
 	Live []types.UID
+}
+
+// UnfitPod is a pod whose controller is not a declared pod owner of the
+// tracked workload it sits under.
+type UnfitPod struct {
+	// Name is the pod's name.
+	Name string
+	// Controller is the kind of the pod's controller.
+	Controller schema.GroupKind
+	// Workload is the nearest tracked ancestor (the root itself, or an
+	// absorbed workload), as "<Kind>/<name>", and WorkloadKind its kind.
+	Workload     string
+	WorkloadKind schema.GroupKind
 }
 
 // LiveReads is implemented by a Store that reads some kinds live, without
@@ -60,6 +80,10 @@ type frontier struct {
 	// depth <= MaxWalkDepth: exactly when the upward walk from it would find
 	// that ancestor.
 	depth int
+	// anchor is obj's nearest tracked ancestor (obj itself when tracked):
+	// its declared pod owners decide which pods below it count.
+	anchor     adapter.Kind
+	anchorName string
 }
 
 // Descendants returns the objects whose controller chain reaches root. Each
@@ -82,7 +106,8 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 	ownChain := Walker{Registry: c.Registry, Store: c.Store}.chain(ctx, root)
 	seen := map[types.UID]bool{root.GetUID(): true}
 	missed := map[string]bool{}
-	queue := []frontier{{obj: root}}
+	rootKind, _ := c.Registry.Lookup(root.GetObjectKind().GroupVersionKind().GroupKind())
+	queue := []frontier{{obj: root, anchor: rootKind.Kind, anchorName: root.GetName()}}
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
@@ -116,22 +141,33 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 				if e.Tracked() && ownChain[child.GetUID()] {
 					continue
 				}
+				next := frontier{obj: child, depth: depth, anchor: parent.anchor, anchorName: parent.anchorName}
 				if live != nil && live.ReadsLive(e) {
 					out.Live = append(out.Live, child.GetUID())
 				}
 				if e.Tracked() {
 					out.Tracked = append(out.Tracked, child)
-					depth = 0
+					next.depth, next.anchor, next.anchorName = 0, e.Kind, child.GetName()
 				} else if e.GroupKind() == PodGroupKind {
-					if u, ok := child.(*unstructured.Unstructured); ok {
+					// A pod counts only through the path its workload
+					// declares: a pod whose controller reference names a
+					// Deployment directly is no replica of it. The pod
+					// still connects what it controls (an LWS leader pod
+					// controls its workers' StatefulSet), exactly as the
+					// upward walk sees it.
+					if !parent.anchor.AcceptsPodOwner(parentGK) {
+						out.Unfit = append(out.Unfit, UnfitPod{Name: child.GetName(), Controller: parentGK,
+							Workload: parent.anchor.Kind + "/" + parent.anchorName, WorkloadKind: parent.anchor.GroupKind()})
+					} else if u, ok := child.(*unstructured.Unstructured); ok {
 						out.Pods = append(out.Pods, u)
 					}
 				}
-				queue = append(queue, frontier{obj: child, depth: depth})
+				queue = append(queue, next)
 			}
 		}
 	}
 	sort.Slice(out.Pods, func(i, j int) bool { return out.Pods[i].GetName() < out.Pods[j].GetName() })
+	sort.Slice(out.Unfit, func(i, j int) bool { return out.Unfit[i].Name < out.Unfit[j].Name })
 	sort.Slice(out.Tracked, func(i, j int) bool {
 		ki, kj := out.Tracked[i].GetObjectKind().GroupVersionKind().Kind, out.Tracked[j].GetObjectKind().GroupVersionKind().Kind
 		if ki != kj {

@@ -7,12 +7,15 @@ import (
 
 // Reconcile outcomes, the values of the outcome label.
 const (
-	OutcomeCreated      = "created"
-	OutcomeUpdated      = "updated"
-	OutcomeUnchanged    = "unchanged"
-	OutcomeRolledUp     = "rolled_up"
-	OutcomeNotOptedIn   = "not_opted_in"
-	OutcomeDeleted      = "deleted"
+	OutcomeCreated    = "created"
+	OutcomeUpdated    = "updated"
+	OutcomeUnchanged  = "unchanged"
+	OutcomeRolledUp   = "rolled_up"
+	OutcomeNotOptedIn = "not_opted_in"
+	OutcomeDeleted    = "deleted"
+	// OutcomeUnmatched: the root shows no AI signal and gets no AIBOM (an
+	// existing one is deleted); see Reconciler.ReportAll.
+	OutcomeUnmatched    = "unmatched"
 	OutcomeScrapeFailed = "scrape_failed"
 	// OutcomeBuildFailed: the document could not be built (e.g. over the
 	// inline cap with every component dropped); the last good one is kept.
@@ -48,6 +51,11 @@ var (
 		Help: "Root reconciles whose descendant closure could not read a kind (forbidden, not served or not synced), by kind: what lies below that kind's objects, pods and their digests included, is missing from the root's document.",
 	}, []string{"kind"})
 
+	podsUnattributed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "aibom_pods_unattributed_total",
+		Help: "Pods a root reconcile found below a tracked workload but outside the pod owners its adapter declares (for example a pod controlled by a Deployment directly), by the workload's kind: their digests are not attributed (counted once per reconcile that meets them).",
+	}, []string{"kind"})
+
 	watchHealthy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "aibom_watch_healthy",
 		Help: "1 while a registered kind is served and its watch is healthy, 0 otherwise.",
@@ -60,7 +68,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileOutcomes, eventMappings, rollupUnresolved, closureUnreadable, watchHealthy, watchErrors)
+	metrics.Registry.MustRegister(reconcileOutcomes, eventMappings, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
 }
 
 func setHealth(e Entry, healthy bool) {

@@ -75,6 +75,11 @@ type Reconciler struct {
 	Tool document.Tool
 	// MaxDocumentBytes is the inline cap of a document; 0 means no cap.
 	MaxDocumentBytes int
+	// ReportAll reports every root. When false (the default, --report=ai),
+	// a root with no AI signal (Inputs.Unmatched) gets no AIBOM, and an
+	// existing one is deleted; an unmatched workload a tracked owner
+	// absorbs is still rolled up and listed.
+	ReportAll bool
 	// Now returns the current time (for status timestamps only).
 	Now func() time.Time
 	// ScrapeRetry is how soon a workload whose scrape failed is tried again
@@ -129,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 		logger.V(1).Info("cache behind the API server; retrying shortly")
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
-	reconcileOutcomes.WithLabelValues(req.Kind, outcome).Inc()
+	reconcileOutcomes.WithLabelValues(req.GroupKind.String(), outcome).Inc()
 	if err != nil {
 		logger.Error(err, "reconcile failed", "outcome", outcome)
 		return reconcile.Result{}, err
@@ -196,6 +201,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string
 		return OutcomeError, err
 	}
 	r.countClosureMisses(ctx, desc)
+	r.reportUnfitPods(ctx, obj, desc)
 	if r.Mapper != nil {
 		// Live-read objects raise no events: remember what this root
 		// reached, so that their disappearance re-evaluates it.
@@ -216,6 +222,12 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	if !r.ReportAll && inputs.Unmatched() {
+		// No AI signal: no AIBOM. An existing one (the workload changed, or
+		// every root was reported before) is deleted; deleteAIBOM costs no
+		// request when there is none.
+		return OutcomeUnmatched, r.deleteAIBOM(ctx, key, "no AI signal (unmatched)")
+	}
 	sameSubject := existing != nil && existing.Spec.Subject.UID == string(obj.GetUID())
 	if sameSubject {
 		rec, ok := r.written.load(key)
@@ -370,8 +382,10 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	if status.DocumentSHA256 != aibom.Status.DocumentSHA256 || status.LastChanged == nil {
 		status.LastChanged = &now
 	}
+	status.ObservedGeneration, ready.ObservedGeneration = aibom.Generation, aibom.Generation
 	meta.SetStatusCondition(&status.Conditions, ready)
 	if truncated != nil {
+		truncated.ObservedGeneration = aibom.Generation
 		meta.SetStatusCondition(&status.Conditions, *truncated)
 	}
 	// A merge patch without a resourceVersion precondition: the controller

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"sync"
 	"testing"
@@ -102,6 +103,9 @@ func newReconcilerFixture(t *testing.T, maxBytes int) *reconcilerFixture {
 		Registry: reg, Store: NewMemoryStore([]client.Object{widget}), Reader: c, Writer: c, Recorder: events,
 		Tool: document.Tool{Version: "test"}, MaxDocumentBytes: maxBytes, ScrapeRetry: 7 * time.Second,
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		// The widget's findings are empty: these tests are about writing,
+		// not about which roots match (TestUnmatchedRoots).
+		ReportAll: true,
 	}
 	gk := widgetGVK.GroupKind()
 	return &reconcilerFixture{r: r, adapter: a, events: events, client: c,
@@ -118,7 +122,7 @@ func (f *reconcilerFixture) aibom(t *testing.T) *v1alpha1.AIBOM {
 
 func outcomes(outcome string) float64 {
 	var m dto.Metric
-	if err := reconcileOutcomes.WithLabelValues("Widget", outcome).Write(&m); err != nil {
+	if err := reconcileOutcomes.WithLabelValues("Widget.example.com", outcome).Write(&m); err != nil {
 		return -1
 	}
 	return m.GetCounter().GetValue()
@@ -270,4 +274,45 @@ func TestDocumentOverTheCapIsTruncatedAndSaysSo(t *testing.T) {
 	_, err = f.r.Reconcile(context.Background(), f.req)
 	require.NoError(t, err)
 	require.Equal(t, a.Status.Document, f.aibom(t).Status.Document)
+}
+
+// A root with no AI signal gets no AIBOM and loses an existing one; any
+// signal (here an accelerator alone) matches; a failing scrape decides
+// nothing; --report=all reports every root.
+func TestUnmatchedRoots(t *testing.T) {
+	f := newReconcilerFixture(t, 0)
+	ctx := context.Background()
+	f.r.ReportAll = false
+	before := outcomes(OutcomeUnmatched)
+
+	_, err := f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, f.key, &v1alpha1.AIBOM{})), "no AIBOM for a root without AI signal")
+	require.Equal(t, before+1, outcomes(OutcomeUnmatched))
+
+	// An accelerator alone is a signal.
+	gpu := adapter.Findings{Accelerators: []adapter.Accelerator{{Resource: "nvidia.com/gpu", Quantity: "1",
+		Evidence: adapter.Evidence{Source: adapter.SourceResourceRequest, Locator: "spec.x"}}}}
+	f.adapter.set(func() (adapter.Findings, error) { return gpu, nil })
+	_, err = f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	require.Contains(t, f.aibom(t).Status.Document, `"accelerator:nvidia.com/gpu"`, "the document says why it matched")
+
+	// A failing scrape keeps it.
+	f.adapter.set(func() (adapter.Findings, error) { return adapter.Findings{}, errors.New("plugin restarting") })
+	_, err = f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	require.NotEmpty(t, f.aibom(t).Status.Document)
+
+	// The signal gone, the AIBOM goes.
+	f.adapter.set(func() (adapter.Findings, error) { return adapter.Findings{}, nil })
+	_, err = f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, f.key, &v1alpha1.AIBOM{})), "the AIBOM of a root that lost its AI signal is deleted")
+
+	// --report=all restores it.
+	f.r.ReportAll = true
+	_, err = f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	require.Contains(t, f.aibom(t).Status.Document, `"aibom.match"`)
 }

@@ -30,6 +30,9 @@ type Report struct {
 	ScrapeErr error
 	// BuildErr is the document builder's error, if any.
 	BuildErr error
+	// Unmatched is true when the root shows no AI signal (see
+	// Inputs.Unmatched): unless every root is reported, it gets no AIBOM.
+	Unmatched bool
 }
 
 // BuildReport scrapes a root through its adapter, resolves running digests
@@ -58,6 +61,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
 	in.Findings, in.ScrapeErr = scrapeSafely(ctx, entry.Adapter, obj)
 	if in.ScrapeErr == nil {
+		sanitize(ctx, entry.Adapter.Name(), &in.Findings)
 		in.Digests = resolveDigests(in.Findings, desc)
 	}
 	in.Hash = in.hash()
@@ -68,7 +72,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 // inputs start to give a different document or status (a changed builder or
 // scraper), so that every AIBOM is rewritten once after an upgrade even when
 // the version string did not change (development builds).
-const buildRevision = 1
+const buildRevision = 4 // 4: one component per identity, native evidence, purls, dependencies, compact JSON; 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
 
 func (in Inputs) hash() string {
 	scrapeErr := ""
@@ -92,8 +96,9 @@ func (in Inputs) hash() string {
 // Build builds the document and the status facts from the inputs.
 func (in Inputs) Build() Report {
 	rep := Report{
-		Status: v1alpha1.AIBOMStatus{Absorbed: in.Owned, AbsorbedCount: in.Absorbed, InputHash: in.Hash},
-		Ready:  metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"},
+		Unmatched: in.Unmatched(),
+		Status:    v1alpha1.AIBOMStatus{Absorbed: capAbsorbed(in.Owned), AbsorbedCount: in.Absorbed, InputHash: in.Hash},
+		Ready:     metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonDocumentWritten, Message: "document reflects the workload's current inputs"},
 	}
 	if in.ScrapeErr != nil {
 		rep.ScrapeErr = in.ScrapeErr
@@ -115,6 +120,29 @@ func (in Inputs) Build() Report {
 		}
 	}
 	return rep
+}
+
+// Unmatched reports whether the root shows no AI signal: its findings,
+// merged with those of every workload it absorbed, name no runtime, model,
+// framework, model storage or accelerator (adapter.Findings.Match). A root
+// whose scrape failed is never unmatched: nothing is decided on a failure.
+func (in Inputs) Unmatched() bool {
+	if in.ScrapeErr != nil {
+		return false
+	}
+	_, ok := in.Findings.Match()
+	return !ok
+}
+
+// capAbsorbed keeps the first document.MaxOwnedListed absorbed workloads
+// (owned is sorted by kind, then name) for status.absorbed, as the document
+// does; status.absorbedCount stays exact. A root absorbing thousands of
+// workloads must still fit in one etcd object.
+func capAbsorbed(owned []string) []string {
+	if len(owned) <= document.MaxOwnedListed {
+		return owned
+	}
+	return owned[:document.MaxOwnedListed:document.MaxOwnedListed]
 }
 
 func resolveDigests(f adapter.Findings, desc Descendants) []document.ContainerDigest {

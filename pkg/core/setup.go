@@ -31,6 +31,9 @@ type Options struct {
 	Tool document.Tool
 	// MaxDocumentBytes is the inline cap of a document (0: no cap).
 	MaxDocumentBytes int
+	// ReportAll gives every root an AIBOM; by default a root with no AI
+	// signal gets none (Reconciler.ReportAll).
+	ReportAll bool
 	// MaxConcurrentReconciles bounds parallel reconciles (default 4).
 	MaxConcurrentReconciles int
 	// SkipNameValidation allows several managers in one process (tests).
@@ -101,6 +104,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Recorder:         sup.Recorder,
 		Tool:             opts.Tool,
 		MaxDocumentBytes: opts.MaxDocumentBytes,
+		ReportAll:        opts.ReportAll,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
 		Mapper:           &sup.Mapper,

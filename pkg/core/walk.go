@@ -94,10 +94,10 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		if ref == nil {
 			return WalkResult{Hops: hop - 1, Reason: ReasonRoot}
 		}
-		if hop > MaxWalkDepth {
-			return WalkResult{Hops: hop - 1, Reason: ReasonDepthCap, MissKind: ref.Kind}
-		}
 		gk := refGroupKind(ref)
+		if hop > MaxWalkDepth {
+			return WalkResult{Hops: hop - 1, Reason: ReasonDepthCap, MissKind: gk.String()}
+		}
 		entry, ok := w.Registry.Lookup(gk)
 		if !ok {
 			return WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String()}

@@ -148,6 +148,7 @@ func TestDepthCap(t *testing.T) {
 	res = Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), leaf)
 	require.Nil(t, res.Owner)
 	require.Equal(t, ReasonDepthCap, res.Reason)
+	require.Equal(t, widgetGVK.GroupKind().String(), res.MissKind, "the kind label's one form: Kind.group")
 }
 
 func TestRootClimbsThroughTrackedOwners(t *testing.T) {

@@ -103,13 +103,13 @@ func TestDeploymentGetsAIBOMWithDigestFromPodStatus(t *testing.T) {
 func TestNamespaceNotOptedInGetsNoAIBOM(t *testing.T) {
 	off := newNamespace(t, false)
 	on := newNamespace(t, true)
-	notOptedIn := outcomeCount("Deployment", core.OutcomeNotOptedIn)
+	notOptedIn := outcomeCount("Deployment.apps", core.OutcomeNotOptedIn)
 	env.MustApply(t, off, vllmChain)
 	env.MustApply(t, on, vllmChain) // created after: once it has its AIBOM, the other's events were seen too
 	waitAIBOM(t, harness.AIBOMKey(on, deploymentGK, "llama"), nil)
 	requireNoAIBOMFor(t, harness.AIBOMKey(off, deploymentGK, "llama"))
 	// Its events stopped at the enqueue filter: not even a reconcile.
-	require.Equal(t, notOptedIn, outcomeCount("Deployment", core.OutcomeNotOptedIn))
+	require.Equal(t, notOptedIn, outcomeCount("Deployment.apps", core.OutcomeNotOptedIn))
 }
 
 func TestOptingOutDeletesTheNamespacesAIBOMs(t *testing.T) {
@@ -148,14 +148,14 @@ func TestUnchangedInputsIssueNoRequests(t *testing.T) {
 	waitQuiet(t)
 
 	before := controller.Requests.Snapshot()
-	unchanged := outcomeCount("Deployment", core.OutcomeUnchanged)
+	unchanged := outcomeCount("Deployment.apps", core.OutcomeUnchanged)
 	// An annotation that no scraper reads triggers a reconcile whose inputs
 	// did not change: the peer rewrites status here; we must not.
 	deploy := objs[0].DeepCopy()
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(deploy), deploy))
 	deploy.SetAnnotations(map[string]string{"team": "inference"})
 	require.NoError(t, env.Client.Update(context.Background(), deploy))
-	require.Eventually(t, func() bool { return outcomeCount("Deployment", core.OutcomeUnchanged) > unchanged }, eventually, tick)
+	require.Eventually(t, func() bool { return outcomeCount("Deployment.apps", core.OutcomeUnchanged) > unchanged }, eventually, tick)
 	waitQuiet(t)
 
 	require.Empty(t, controller.Requests.Since(before), "a reconcile with unchanged inputs must issue no request at all")

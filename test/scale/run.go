@@ -506,8 +506,11 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 	if err != nil {
 		return nil, err
 	}
+	// Plain HTTP on loopback: the harness scrapes without a token, and the
+	// TokenReviews and SubjectAccessReviews of secure serving would land in
+	// the API request counts it measures.
 	args := []string{"--kubeconfig", kc, "--adapters", "all",
-		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probeAddr}
+		"--metrics-bind-address", metricsAddr, "--metrics-secure=false", "--health-probe-bind-address", probeAddr}
 	if opts.MaxConcurrentReconciles > 0 {
 		args = append(args, fmt.Sprintf("--max-concurrent-reconciles=%d", opts.MaxConcurrentReconciles))
 	}

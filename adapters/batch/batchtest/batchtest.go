@@ -67,7 +67,7 @@ func Fixtures() ([]conformance.Fixture, error) {
 			Models: []conformance.Claim{
 				conformance.Declared("mistralai/Mistral-7B-Instruct-v0.3"),
 				conformance.Declared("Qwen/Qwen2.5-72B"),
-				conformance.Inferred("/models/m"),
+				conformance.Inferred("m"),
 			},
 			Data:       []conformance.Claim{conformance.Inferred("m")},
 			Properties: map[string]string{batch.PropertyParallelism: "2", batch.PropertyCompletions: "4"},

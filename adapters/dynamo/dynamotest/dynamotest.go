@@ -49,7 +49,6 @@ func Fixtures() ([]conformance.Fixture, error) {
 			Runtimes: []conformance.Claim{conformance.Inferred("sglang")},
 			Models: []conformance.Claim{
 				conformance.Declared("deepseek-ai/DeepSeek-R1-Distill-Llama-8B"),
-				conformance.Declared("deepseek-r1-distill"),
 			},
 			Properties: map[string]string{"dynamo.component.0.type": "frontend", "dynamo.component.1.type": "worker"},
 			PodNames:   main,

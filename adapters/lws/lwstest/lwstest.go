@@ -56,7 +56,7 @@ func Fixtures() ([]conformance.Fixture, error) {
 		"leaderworkerset-worker-only": {
 			Images:   []string{"lmsysorg/sglang:v0.4.6.post1-cu124"},
 			Runtimes: []conformance.Claim{conformance.Inferred("sglang")},
-			Models:   []conformance.Claim{conformance.Declared("deepseek-ai/DeepSeek-V3"), conformance.Declared("/models/DeepSeek-V3")},
+			Models:   []conformance.Claim{conformance.Declared("deepseek-ai/DeepSeek-V3"), conformance.Declared("DeepSeek-V3")},
 			Data:     []conformance.Claim{conformance.Inferred("weights (volumeClaimTemplate)")},
 			Properties: map[string]string{
 				lws.PropertyLeaderTemplate: lws.LeaderTemplateWorker, lws.PropertyRestartPolicy: "RecreateGroupOnPodRestart",

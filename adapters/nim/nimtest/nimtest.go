@@ -50,7 +50,7 @@ func Fixtures() ([]conformance.Fixture, error) {
 		"nimservice-multi-llm": {
 			Images:     []string{"nvcr.io/nim/nvidia/llm-nim:1.12.0"},
 			Runtimes:   []conformance.Claim{declaredNIM},
-			Models:     []conformance.Claim{conformance.Inferred("hf://meta-llama/Llama-3.2-1B-Instruct")},
+			Models:     []conformance.Claim{conformance.Inferred("meta-llama/Llama-3.2-1B-Instruct")},
 			Data:       []conformance.Claim{conformance.Declared("llm-nim-pvc")},
 			Properties: map[string]string{nim.PropertyStoragePrefix + "pvc.create": "true", nim.PropertyStoragePrefix + "pvc.size": "50Gi"},
 			PodNames:   podNames("llm-nim"),

@@ -183,6 +183,8 @@ func (s *suite) checkDeclarations(t TB, kinds []adapter.Kind, panicked any) {
 		}
 	}
 
+	s.checkPodOwners(t, kinds)
+
 	// Kinds is stable and returns a copy.
 	snapshot := cloneKinds(kinds)
 	again, p := s.declarations()
@@ -195,6 +197,9 @@ func (s *suite) checkDeclarations(t TB, kinds []adapter.Kind, panicked any) {
 		for j := range kinds[i].Versions {
 			kinds[i].Versions[j] = "v999"
 		}
+		for j := range kinds[i].PodOwners {
+			kinds[i].PodOwners[j].Kind += "Changed"
+		}
 	}
 	after, p := s.declarations()
 	after = cloneKinds(after)
@@ -202,10 +207,11 @@ func (s *suite) checkDeclarations(t TB, kinds []adapter.Kind, panicked any) {
 	for i := range kinds {
 		kinds[i].Kind = snapshot[i].Kind
 		copy(kinds[i].Versions, snapshot[i].Versions)
+		copy(kinds[i].PodOwners, snapshot[i].PodOwners)
 	}
 	if p == nil && !reflect.DeepEqual(snapshot, after) {
 		t.Errorf("changing the slice Kinds() returned changed the adapter's declarations (now %+v):\n"+
-			"  fix: return a copy, cloning each Kind's Versions (slices.Clone(k.Versions)), so the caller cannot alter the adapter", after)
+			"  fix: return a copy (adapter.CloneKinds), cloning each Kind's Versions and PodOwners, so the caller cannot alter the adapter", after)
 	}
 
 	if len(s.tracked) == 0 && s.o.WalkOnly == "" {
@@ -226,9 +232,47 @@ func cloneKinds(ks []adapter.Kind) []adapter.Kind {
 	out := make([]adapter.Kind, len(ks))
 	for i, k := range ks {
 		k.Versions = slices.Clone(k.Versions)
+		k.PodOwners = slices.Clone(k.PodOwners)
 		out[i] = k
 	}
 	return out
+}
+
+// checkPodOwners checks that the pod owners a tracked kind declares are
+// consistent with the adapter's own declarations (Kind.Validate checks
+// their form): a pod owner in a group where the adapter declares kinds must
+// be one of them, so that a misspelt kind ("ReplicaSets") cannot silently
+// turn every pod of the workload away from its document. Owners in other
+// groups belong to other adapters (a NIMService's pods run under apps
+// ReplicaSets) and are taken as declared.
+func (s *suite) checkPodOwners(t TB, kinds []adapter.Kind) {
+	t.Helper()
+	groups := map[string]bool{}
+	declared := map[schema.GroupKind]bool{}
+	for _, k := range kinds {
+		groups[k.Group] = true
+		declared[k.GroupKind()] = true
+	}
+	var silent []adapter.Kind
+	for i, k := range kinds {
+		if k.Role != adapter.RoleTracked {
+			continue
+		}
+		if len(k.PodOwners) == 0 {
+			silent = append(silent, k)
+		}
+		for _, o := range k.PodOwners {
+			if groups[o.Group] && !declared[o] {
+				t.Errorf("Kinds()[%d] (%s) declares pod owner %s, but the adapter declares no such kind in group %q: "+
+					"pods of this workload whose controller is a real kind would never count.\n"+
+					"  fix: name the kind that controls the pods exactly as declared (%s), or declare it", i, k, o, o.Group, kindList(kinds))
+			}
+		}
+	}
+	if len(silent) > 0 {
+		t.Logf("conformance: %s declare(s) no PodOwners: every pod the ownership closure reaches counts for their digests; "+
+			"declaring the controller kind of the workload's pods keeps pods forged onto the workload out of its document", kindList(silent))
+	}
 }
 
 // ---- Fixtures --------------------------------------------------------------

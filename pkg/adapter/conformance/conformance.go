@@ -228,6 +228,8 @@ func Sources() []adapter.Source {
 		adapter.SourceWorkloadAnnotation,
 		adapter.SourcePodTemplateAnnotation,
 		adapter.SourceVolumeSource,
+		adapter.SourceResourceRequest,
+		adapter.SourcePodTemplateLabel,
 	}
 }
 

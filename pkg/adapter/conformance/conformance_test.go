@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
@@ -157,6 +158,34 @@ func TestInvalidKindDeclarations(t *testing.T) {
 	requireFailure(t, rec, []string{conformance.CheckDeclarations}, `Name() = "Broken_Adapter"`, "DNS label")
 }
 
+func TestInconsistentPodOwners(t *testing.T) {
+	a := broken{kinds: func() []adapter.Kind {
+		ks := widgets{}.Kinds()
+		ks[0].PodOwners = []schema.GroupKind{{Group: widgetGroup, Kind: "WidgetParts"}}
+		return ks
+	}}
+	rec := run(t, a, nil)
+	requireFailure(t, rec, []string{conformance.CheckDeclarations},
+		"declares pod owner WidgetParts.example.aibom.dev", "declares no such kind")
+
+	a = broken{kinds: func() []adapter.Kind {
+		ks := widgets{}.Kinds()
+		ks[1].PodOwners = []schema.GroupKind{{Group: widgetGroup, Kind: "Widget"}}
+		return ks
+	}}
+	rec = run(t, a, nil)
+	requireFailure(t, rec, []string{conformance.CheckDeclarations}, "Kinds()[1] is invalid", "PodOwners declared on a walk-only kind")
+
+	// An owner in another adapter's group is taken as declared.
+	a = broken{kinds: func() []adapter.Kind {
+		ks := widgets{}.Kinds()
+		ks[0].PodOwners = []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}}
+		return ks
+	}}
+	rec = run(t, a, nil)
+	require.False(t, rec.Failed(), rec.Report())
+}
+
 func TestBadConfidence(t *testing.T) {
 	a := broken{scrape: then(func(_ *unstructured.Unstructured, f *adapter.Findings) {
 		for i := range f.Models {
@@ -261,6 +290,19 @@ func TestKindsSharesItsSlice(t *testing.T) {
 	requireFailure(t, rec, []string{conformance.CheckDeclarations}, "changing the slice Kinds() returned changed the adapter's declarations")
 	// The suite put the declarations back.
 	require.Equal(t, widgets{}.Kinds(), sharedKinds)
+}
+
+var sharedPodOwners = []schema.GroupKind{{Group: widgetGroup, Kind: "WidgetPart"}}
+
+func TestKindsSharesItsPodOwners(t *testing.T) {
+	a := broken{kinds: func() []adapter.Kind {
+		ks := widgets{}.Kinds()
+		ks[0].PodOwners = sharedPodOwners
+		return ks
+	}}
+	rec := run(t, a, nil)
+	requireFailure(t, rec, []string{conformance.CheckDeclarations}, "changing the slice Kinds() returned changed the adapter's declarations")
+	require.Equal(t, "WidgetPart", sharedPodOwners[0].Kind)
 }
 
 func TestHangs(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
@@ -26,7 +27,9 @@ func (widgets) Name() string { return "widgets" }
 
 func (widgets) Kinds() []adapter.Kind {
 	return []adapter.Kind{
-		{Group: widgetGroup, Kind: "Widget", Resource: "widgets", Versions: []string{"v1", "v1beta1"}, Role: adapter.RoleTracked},
+		// A Widget's pods are controlled by its WidgetParts.
+		{Group: widgetGroup, Kind: "Widget", Resource: "widgets", Versions: []string{"v1", "v1beta1"}, Role: adapter.RoleTracked,
+			PodOwners: []schema.GroupKind{{Group: widgetGroup, Kind: "WidgetPart"}}},
 		{Group: widgetGroup, Kind: "WidgetPart", Resource: "widgetparts", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 	}
 }

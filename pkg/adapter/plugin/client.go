@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -255,12 +254,7 @@ func (c *Client) Name() string { return c.name }
 // Kinds returns the plugin adapter's kinds, as it reported them at start, in
 // a copy the caller may modify.
 func (c *Client) Kinds() []adapter.Kind {
-	out := make([]adapter.Kind, len(c.kinds))
-	for i, k := range c.kinds {
-		k.Versions = slices.Clone(k.Versions)
-		out[i] = k
-	}
-	return out
+	return adapter.CloneKinds(c.kinds)
 }
 
 // Path returns the plugin binary's absolute path ("in-process" for

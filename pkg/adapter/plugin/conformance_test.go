@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/aibom-dev/aibom/adapters/apps/appstest"
@@ -66,6 +67,10 @@ func TestConformanceOverPlugin(t *testing.T) {
 			defer func() { _ = c.Close() }()
 			if c.Name() != a.Name() {
 				t.Fatalf("over the transport the adapter is named %q, in process %q", c.Name(), a.Name())
+			}
+			// The declarations, pod owners included, cross the wire intact.
+			if got, want := c.Kinds(), a.Kinds(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("over the transport the adapter declares\n  %+v\nin process\n  %+v", got, want)
 			}
 			conformance.Run(t, conformance.NewHarness(c, fixtures...), tc.opts...)
 		})

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
@@ -67,12 +68,26 @@ type wireKind struct {
 	Resource string   `json:"resource"`
 	Versions []string `json:"versions"`
 	Role     string   `json:"role"`
+	// PodOwners is adapter.Kind.PodOwners. Added within contract version 1:
+	// a plugin built before it sends none, which means "not declared" (any
+	// pod the closure reaches counts), exactly what it meant then.
+	PodOwners []wireGroupKind `json:"podOwners,omitempty"`
+}
+
+// wireGroupKind is a schema.GroupKind on the wire.
+type wireGroupKind struct {
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
 }
 
 func toWireKinds(kinds []adapter.Kind) []wireKind {
 	out := make([]wireKind, 0, len(kinds))
 	for _, k := range kinds {
-		out = append(out, wireKind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: string(k.Role)})
+		w := wireKind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: string(k.Role)}
+		for _, o := range k.PodOwners {
+			w.PodOwners = append(w.PodOwners, wireGroupKind{Group: o.Group, Kind: o.Kind})
+		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -80,7 +95,11 @@ func toWireKinds(kinds []adapter.Kind) []wireKind {
 func fromWireKinds(kinds []wireKind) []adapter.Kind {
 	out := make([]adapter.Kind, 0, len(kinds))
 	for _, k := range kinds {
-		out = append(out, adapter.Kind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: adapter.Role(k.Role)})
+		a := adapter.Kind{Group: k.Group, Kind: k.Kind, Resource: k.Resource, Versions: k.Versions, Role: adapter.Role(k.Role)}
+		for _, o := range k.PodOwners {
+			a.PodOwners = append(a.PodOwners, schema.GroupKind{Group: o.Group, Kind: o.Kind})
+		}
+		out = append(out, a)
 	}
 	return out
 }

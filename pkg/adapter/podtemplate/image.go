@@ -43,40 +43,6 @@ func ParseImage(ref string) (repository, tag, digest string) {
 	return domain + "/" + rest, tag, digest
 }
 
-// runtimePattern matches a normalised repository: exactly, or, when prefix is
-// set, any repository below it.
-type runtimePattern struct {
-	runtime string
-	repo    string
-	prefix  bool
-}
-
-// runtimePatterns are deliberately conservative: they are anchored on the
-// registry and namespace the project publishes under, so a mirror
-// ("myregistry.example/vllm-openai") is a known false negative.
-var runtimePatterns = []runtimePattern{
-	{"vllm", "docker.io/vllm/", true},
-	{"vllm", "docker.io/rocm/vllm", false},
-	{"vllm", "docker.io/rocm/vllm-dev", false},
-	{"vllm", "nvcr.io/nvidia/ai-dynamo/vllm-runtime", false},
-	{"sglang", "docker.io/lmsysorg/sglang", false},
-	{"sglang", "nvcr.io/nvidia/ai-dynamo/sglang-runtime", false},
-	{"tensorrt-llm", "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime", false},
-	{"triton", "nvcr.io/nvidia/tritonserver", false},
-	{"nim", "nvcr.io/nim/", true},
-	{"tgi", "docker.io/huggingface/text-generation-inference", false},
-	{"tgi", "ghcr.io/huggingface/text-generation-inference", false},
-	{"tei", "ghcr.io/huggingface/text-embeddings-inference", false},
-	{"ollama", "docker.io/ollama/ollama", false},
-	{"ray-serve", "docker.io/rayproject/ray", false},
-	{"ray-serve", "docker.io/rayproject/ray-ml", false},
-	{"llm-d", "ghcr.io/llm-d/", true},
-	{"lmdeploy", "docker.io/openmmlab/lmdeploy", false},
-	{"litellm", "ghcr.io/berriai/litellm", false},
-	{"llama.cpp", "ghcr.io/ggml-org/llama.cpp", false},
-	{"llama.cpp", "ghcr.io/ggerganov/llama.cpp", false},
-}
-
 // versionTag accepts tags that read as a version: digits with at least one
 // dot, an optional leading "v" and an optional suffix ("24.08-py3",
 // "0.6.3.post1", "2.9.0-py310-gpu").
@@ -89,22 +55,82 @@ var versionTag = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)+([.+_-][0-9A-Za-z][0-9A
 // runtime from a CRD field use it to do the same.
 func IsVersionTag(tag string) bool { return versionTag.MatchString(tag) }
 
-// RuntimeFromImage names the serving runtime an image reference runs, when
-// its normalised repository (see ParseImage) is a known serving image. The
-// version is the tag when the tag looks like a version ("v0.6.3", "1.12",
-// "24.08-py3") and empty otherwise ("latest", "main", "nightly", a digest).
-func RuntimeFromImage(image string) (name, version string, ok bool) {
+// ImageRuntime is what an image reference says it runs.
+type ImageRuntime struct {
+	// Name is the runtime or platform ("vllm", "dynamo", "nim").
+	Name string
+	// Version is the image tag when the image is the publisher's own and the
+	// tag reads as a version; empty otherwise.
+	Version string
+	// Platform marks a serving platform image (Dynamo, NIM).
+	Platform bool
+	// Engine is the engine a platform image runs, when the image names it
+	// ("vllm" for Dynamo's vllm-runtime); it has no version of its own.
+	Engine string
+}
+
+// ReadImage names the runtime an image reference runs, from the catalogue:
+// first the publishers' own repositories (nvcr.io/nvidia/ai-dynamo/*,
+// nvcr.io/nim/*, vllm/*, lmsysorg/sglang, ...), then the last segment of the
+// repository in any registry ("ghcr.io/acme/vllm", "vllm-openai-ubi9",
+// "sglang-cpu", "huggingface-text-generation-inference-cu124..."). Images of
+// clients, SDKs, benchmarks, test doubles and routers are not runtimes, nor
+// is a placeholder ("<image>").
+func ReadImage(image string) (ImageRuntime, bool) {
+	if IsPlaceholder(image) {
+		return ImageRuntime{}, false
+	}
 	repo, tag, _ := ParseImage(image)
 	if repo == "" {
-		return "", "", false
+		return ImageRuntime{}, false
 	}
-	for _, p := range runtimePatterns {
-		if repo == p.repo || (p.prefix && strings.HasPrefix(repo, p.repo) && len(repo) > len(p.repo)) {
-			if IsVersionTag(tag) {
-				version = tag
-			}
-			return p.runtime, version, true
+	lowerTag := strings.ToLower(tag)
+	for _, x := range tagExclusions {
+		if strings.Contains(lowerTag, x) {
+			return ImageRuntime{}, false
 		}
 	}
-	return "", "", false
+	for _, r := range imageRules {
+		if repo == r.repo || (r.prefix && strings.HasPrefix(repo, r.repo) && len(repo) > len(r.repo)) {
+			out := ImageRuntime{Name: r.runtime, Platform: r.platform, Engine: r.engine}
+			if r.official && IsVersionTag(tag) {
+				out.Version = tag
+			}
+			return out, true
+		}
+	}
+	last := strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
+	for _, x := range nameRuleExclusions {
+		if hasPart(last, x) {
+			return ImageRuntime{}, false
+		}
+	}
+	for _, r := range nameRules {
+		for _, n := range r.names {
+			if last == n || strings.HasPrefix(last, n) && strings.ContainsRune("-_.", rune(last[len(n)])) {
+				return ImageRuntime{Name: r.runtime}, true
+			}
+		}
+	}
+	return ImageRuntime{}, false
+}
+
+// hasPart reports whether word is one of the "-", "_" or "." separated
+// parts of s.
+func hasPart(s, word string) bool {
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		if p == word {
+			return true
+		}
+	}
+	return false
+}
+
+// RuntimeFromImage names the serving runtime (or platform) an image
+// reference runs (see ReadImage), with the tag as version when the image is
+// the publisher's own and the tag reads as a version ("v0.6.3", "1.12",
+// "24.08-py3"); empty otherwise ("latest", "main", a digest, a mirror).
+func RuntimeFromImage(image string) (name, version string, ok bool) {
+	r, ok := ReadImage(image)
+	return r.Name, r.Version, ok
 }

@@ -43,75 +43,77 @@ func TestParseImage(t *testing.T) {
 	}
 }
 
-func TestRuntimeFromImage(t *testing.T) {
+func TestReadImage(t *testing.T) {
 	const dg = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	type ir = ImageRuntime
 	tests := []struct {
-		image, name, version string
-		ok                   bool
+		image string
+		want  ImageRuntime
+		ok    bool
 	}{
-		// vllm
-		{"vllm/vllm-openai:v0.6.3", "vllm", "v0.6.3", true},
-		{"docker.io/vllm/vllm-openai:v0.6.3", "vllm", "v0.6.3", true},
-		{"index.docker.io/vllm/vllm-openai:0.6.3", "vllm", "0.6.3", true},
-		{"vllm/vllm-openai:latest", "vllm", "", true},
-		{"vllm/vllm-openai:nightly", "vllm", "", true},
-		{"vllm/vllm-openai@" + dg, "vllm", "", true},
-		{"rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4", "vllm", "", true},
-		{"rocm/vllm-dev:main", "vllm", "", true},
-		{"nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.3.2", "vllm", "0.3.2", true},
-		{"myregistry.example/vllm-openai:v0.6.3", "", "", false},
-		{"example.com/notvllm/x", "", "", false},
-		{"example.com/vllm/vllm-openai", "", "", false},
-		{"vllm", "", "", false},
-		{"rocm/vllm-other-thing", "", "", false},
-		{"rocm/pytorch", "", "", false},
-		// sglang
-		{"lmsysorg/sglang:v0.4.1-cu124", "sglang", "v0.4.1-cu124", true},
-		{"nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.3.2", "sglang", "0.3.2", true},
-		{"lmsysorg/sglang-router", "", "", false},
-		// tensorrt-llm
-		{"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.3.2", "tensorrt-llm", "0.3.2", true},
-		{"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime-x", "", "", false},
-		// triton
-		{"nvcr.io/nvidia/tritonserver:24.08-py3", "triton", "24.08-py3", true},
-		{"nvcr.io/nvidia/tritonserver-custom:24.08-py3", "", "", false},
-		// nim
-		{"nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3", "nim", "1.3.3", true},
-		{"nvcr.io/nim", "", "", false},
-		{"nvcr.io/nimble/x", "", "", false},
-		// tgi, tei
-		{"ghcr.io/huggingface/text-generation-inference:2.4.0", "tgi", "2.4.0", true},
-		{"huggingface/text-generation-inference:1.4", "tgi", "1.4", true},
-		{"ghcr.io/huggingface/text-embeddings-inference:1.5", "tei", "1.5", true},
-		{"ghcr.io/huggingface/text-embeddings-inference:cpu-1.5", "tei", "", true},
-		{"ghcr.io/huggingface/transformers", "", "", false},
-		// ollama
-		{"ollama/ollama:0.5.7", "ollama", "0.5.7", true},
-		{"ollama/ollama-helper", "", "", false},
-		// ray-serve
-		{"rayproject/ray:2.9.0-py310-gpu", "ray-serve", "2.9.0-py310-gpu", true},
-		{"rayproject/ray-ml:2.9.0", "ray-serve", "2.9.0", true},
-		{"rayproject/kuberay", "", "", false},
-		// llm-d
-		{"ghcr.io/llm-d/llm-d:v0.2.0", "llm-d", "v0.2.0", true},
-		{"ghcr.io/llm-d-fork/llm-d", "", "", false},
-		// lmdeploy, litellm, llama.cpp
-		{"openmmlab/lmdeploy:v0.6.0-cu12", "lmdeploy", "v0.6.0-cu12", true},
-		{"ghcr.io/berriai/litellm:main-v1.55.0", "litellm", "", true},
-		{"ghcr.io/ggml-org/llama.cpp:server-cuda", "llama.cpp", "", true},
-		{"ghcr.io/ggerganov/llama.cpp:server", "llama.cpp", "", true},
-		{"ghcr.io/ggml-org/whisper.cpp", "", "", false},
-		// not runtimes
-		{"nginx:1.27", "", "", false},
-		{"", "", "", false},
-		{"busybox", "", "", false},
+		// vllm: the publisher's images are versioned by their tag
+		{"vllm/vllm-openai:v0.6.3", ir{Name: "vllm", Version: "v0.6.3"}, true},
+		{"docker.io/vllm/vllm-openai:v0.6.3", ir{Name: "vllm", Version: "v0.6.3"}, true},
+		{"index.docker.io/vllm/vllm-openai:0.6.3", ir{Name: "vllm", Version: "0.6.3"}, true},
+		{"vllm/vllm-openai:latest", ir{Name: "vllm"}, true},
+		{"vllm/vllm-openai@" + dg, ir{Name: "vllm"}, true},
+		{"rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4", ir{Name: "vllm"}, true},
+		// mirrors, rebuilds and siblings: the runtime, never a version
+		{"myregistry.example/vllm-openai:v0.6.3", ir{Name: "vllm"}, true},
+		{"ghcr.io/acme/vllm:1.0", ir{Name: "vllm"}, true},
+		{"quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", ir{Name: "vllm"}, true},
+		{"lmsysorg/sglang-cpu:latest", ir{Name: "sglang"}, true},
+		{"registry.example/sglang-nightly", ir{Name: "sglang"}, true},
+		{"us-docker.pkg.dev/x/gcr.io/huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311", ir{Name: "tgi"}, true},
+		{"us-docker.pkg.dev/x/huggingface-text-embeddings-inference-cpu.1-4:latest", ir{Name: "tei"}, true},
+		{"us-docker.pkg.dev/x/tf-serving-tpu:2.13.0", ir{Name: "tensorflow-serving"}, true},
+		{"us-docker.pkg.dev/x/torchserve-tpu:v0.8.2", ir{Name: "torchserve"}, true},
+		{"quay.io/rh-aiservices-bu/ollama-ubi9:0.2.8", ir{Name: "ollama"}, true},
+		{"quay.io/go-skynet/local-ai:master-cublas-cuda12", ir{Name: "localai"}, true},
+		{"us-docker.pkg.dev/x/maxengine-server:v0.2.2", ir{Name: "jetstream"}, true},
+		// platforms: the tag is the platform's version; the engine has none
+		{"nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.3.2", ir{Name: "dynamo", Version: "0.3.2", Platform: true, Engine: "vllm"}, true},
+		{"nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.3.2", ir{Name: "dynamo", Version: "0.3.2", Platform: true, Engine: "sglang"}, true},
+		{"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.3.2", ir{Name: "dynamo", Version: "0.3.2", Platform: true, Engine: "tensorrt-llm"}, true},
+		{"nvcr.io/nvidia/ai-dynamo/dynamo-frontend:0.3.2", ir{Name: "dynamo", Version: "0.3.2", Platform: true}, true},
+		{"nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3", ir{Name: "nim", Version: "1.3.3", Platform: true}, true},
+		// others
+		{"nvcr.io/nvidia/tritonserver:24.08-py3", ir{Name: "triton", Version: "24.08-py3"}, true},
+		{"ghcr.io/huggingface/text-generation-inference:2.4.0", ir{Name: "tgi", Version: "2.4.0"}, true},
+		{"ghcr.io/huggingface/text-embeddings-inference:cpu-1.5", ir{Name: "tei"}, true},
+		{"ollama/ollama:0.5.7", ir{Name: "ollama", Version: "0.5.7"}, true},
+		{"rayproject/ray:2.9.0-py310-gpu", ir{Name: "ray-serve", Version: "2.9.0-py310-gpu"}, true},
+		{"ghcr.io/llm-d/llm-d:v0.2.0", ir{Name: "llm-d", Version: "v0.2.0"}, true},
+		{"ghcr.io/llm-d/llm-d-inference-sim:latest", ir{Name: "llm-d-inference-sim"}, true},
+		{"openmmlab/lmdeploy:v0.6.0-cu12", ir{Name: "lmdeploy", Version: "v0.6.0-cu12"}, true},
+		{"ghcr.io/ggml-org/llama.cpp:server-cuda", ir{Name: "llama.cpp"}, true},
+		// not runtimes: clients, SDKs, test doubles, routers, look-alikes
+		{"nvcr.io/nvidia/tritonserver:26.06-py3-sdk", ir{}, false},
+		{"ghcr.io/vllm-project/semantic-router/mock-vllm:latest", ir{}, false},
+		{"quay.io/x/gradio-rag-vllm-pgvector:0.0.1", ir{}, false},
+		{"lmsysorg/sglang-router", ir{}, false},
+		{"registry.example/vllm-benchmark-client", ir{}, false},
+		{"example.com/notvllm/x", ir{}, false},
+		{"ghcr.io/huggingface/transformers", ir{}, false},
+		{"ghcr.io/ggml-org/whisper.cpp", ir{}, false},
+		{"nvcr.io/nimble/x", ir{}, false},
+		{"rayproject/kuberay", ir{}, false},
+		{"rocm/pytorch", ir{}, false},
+		{"nginx:1.27", ir{}, false},
+		{"busybox", ir{}, false},
+		{"", ir{}, false},
+		{"<image>", ir{}, false},
+		{"V_IMAGE_URL", ir{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.image, func(t *testing.T) {
+			got, ok := ReadImage(tt.image)
+			require.Equal(t, tt.ok, ok)
+			require.Equal(t, tt.want, got)
 			name, version, ok := RuntimeFromImage(tt.image)
 			require.Equal(t, tt.ok, ok)
-			require.Equal(t, tt.name, name)
-			require.Equal(t, tt.version, version)
+			require.Equal(t, tt.want.Name, name)
+			require.Equal(t, tt.want.Version, version)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package podtemplate
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"sort"
@@ -10,14 +9,18 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
-// ModelFlags are the command-line flags whose value names a model. Read-only.
-var ModelFlags = []string{
-	"--model", "--model-id", "--model-path", "--model-repository",
-	"--model-name", "--served-model-name",
+// ModelEnvNames are the env vars whose literal value names a model (besides
+// those ending in one of ModelEnvSuffixes). Read-only.
+var ModelEnvNames = []string{
+	"MODEL", "MODELS", "MODEL_ID", "MODEL_NAME", "MODEL_PATH", "MODEL_NAME_OR_PATH",
+	"HF_MODEL_ID", "HF_MODEL", "BASE_MODEL", "LLM_MODEL", "SERVED_MODEL_NAME",
+	"NIM_MODEL_NAME", "NIM_SERVED_MODEL_NAME", "MODEL_URI", "STORAGE_URI",
 }
 
-// ModelEnvNames are the env vars whose literal value names a model. Read-only.
-var ModelEnvNames = []string{"HF_MODEL_ID", "MODEL_NAME", "NIM_MODEL_NAME", "NIM_SERVED_MODEL_NAME"}
+// ModelEnvSuffixes: an env var whose name ends in one of them
+// ("YLLM_MODEL", "TRTLLM_MODEL_NAME", "OLLAMA_INFERENCE_MODEL",
+// "LLAMA_ARG_MODEL") names a model too. Read-only.
+var ModelEnvSuffixes = []string{"_MODEL", "_MODEL_ID", "_MODEL_NAME", "_MODEL_PATH", "_MODELS"}
 
 // ModelMountPaths are the mount paths at or below which a volume is taken
 // for model storage. Read-only.
@@ -38,11 +41,66 @@ const ModelAnnotationPrefix = "model.aibom.dev/"
 
 var annotationVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// IsModelFlag reports whether flag (e.g. "--model") is one of ModelFlags.
-func IsModelFlag(flag string) bool { return contains(ModelFlags, flag) }
+// IsModelEnv reports whether an env var names a model: one of
+// ModelEnvNames, or a name ending in one of ModelEnvSuffixes.
+func IsModelEnv(name string) bool {
+	n := strings.ToUpper(name)
+	if contains(ModelEnvNames, n) {
+		return true
+	}
+	for _, s := range ModelEnvSuffixes {
+		if strings.HasSuffix(n, s) {
+			return true
+		}
+	}
+	return false
+}
 
-// IsModelEnv reports whether an env var name is one of ModelEnvNames.
-func IsModelEnv(name string) bool { return contains(ModelEnvNames, name) }
+// ModelFromEnv records the models the literal value of a model env var
+// (IsModelEnv) names, located at loc: an id, a location with the name it
+// states, or a comma-separated list (MODELS). Placeholders and values
+// naming nothing are skipped. It reports whether a model was recorded.
+func ModelFromEnv(name, value, loc string, f *adapter.Findings) bool {
+	if !IsModelEnv(name) {
+		return false
+	}
+	found := false
+	for _, v := range strings.Split(value, ",") {
+		if addModelValue(f, v, adapter.Inferred, adapter.SourceEnvVar, loc, "") {
+			found = true
+		}
+	}
+	return found
+}
+
+// addModelValue records the model a value names (see parseModelValue),
+// redacted, as a claim with the given confidence and evidence. A location
+// that names no model becomes model storage instead. It reports whether a
+// model was recorded.
+func addModelValue(f *adapter.Findings, val string, conf adapter.Confidence, src adapter.Source, locator, served string) bool {
+	ref, ok := parseModelValue(val)
+	if !ok {
+		return false
+	}
+	ev := adapter.Evidence{Source: src, Locator: locator}
+	if ref.name == "" {
+		if ref.source != "" {
+			f.Data = append(f.Data, adapter.Data{
+				Name: RedactInto(ref.source, locator, f), Kind: "location", Confidence: conf, Evidence: ev,
+			})
+		}
+		return false
+	}
+	m := adapter.Model{Name: RedactInto(ref.name, locator, f), Version: ref.version, Confidence: conf, Evidence: ev}
+	if ref.source != "" {
+		m.Source = RedactInto(ref.source, locator, f)
+	}
+	if served != "" && served != m.Name {
+		m.ServedName = RedactInto(served, locator, f)
+	}
+	f.Models = append(f.Models, m)
+	return true
+}
 
 // IsModelPath reports whether a mount path is at or below one of
 // ModelMountPaths, on a path boundary: "/models" and "/models/llama" match,
@@ -67,105 +125,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// token is one word of a container's command line, with the list element it
-// came from.
-type token struct {
-	text    string
-	source  adapter.Source
-	locator string // locator of the list element, e.g. "...args[3]"
-}
-
-// tokenize turns command and args into one word list. An element holding
-// white space (a "sh -c" script) is split into words, each keeping the
-// element's locator.
-func tokenize(command, args []string, containerPath string) []token {
-	var toks []token
-	add := func(list []string, field string, src adapter.Source) {
-		for i, el := range list {
-			loc := fmt.Sprintf("%s.%s[%d]", containerPath, field, i)
-			if !strings.ContainsAny(el, " \t\n\r") {
-				toks = append(toks, token{el, src, loc})
-				continue
-			}
-			for _, w := range strings.Fields(el) {
-				w = strings.Trim(w, `"';`)
-				if w != "" {
-					toks = append(toks, token{w, src, loc})
-				}
-			}
-		}
-	}
-	add(command, "command", adapter.SourceContainerCommand)
-	add(args, "args", adapter.SourceContainerArg)
-	return toks
-}
-
-var kubeVarRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)`)
-
-// expand resolves Kubernetes "$(VAR)" references from env. It returns false
-// when the result still holds a "$" (an unresolved or shell variable).
-func expand(s string, env map[string]string) (string, bool) {
-	if strings.Contains(s, "$(") {
-		s = kubeVarRef.ReplaceAllStringFunc(s, func(ref string) string {
-			if v, ok := env[ref[2:len(ref)-1]]; ok {
-				return v
-			}
-			return ref
-		})
-	}
-	return s, !strings.Contains(s, "$")
-}
-
-// ModelFromArgs finds model claims in a container's command and args.
-// containerPath is the container's locator ("spec.template.spec.containers[0]").
-// env holds the container's literal env values, used to expand "$(VAR)"
-// references; it may be nil, and must not hold secret values.
-//
-// A model flag (ModelFlags), as "--flag value" or "--flag=value", gives a
-// Declared model located at the element holding the flag, e.g.
-// "spec.template.spec.containers[0].args[3](--model)". "vllm serve <model>"
-// gives an Inferred model located at the element holding the model, with
-// "(vllm serve)". Values are redacted (Redact); each redaction is returned.
-func ModelFromArgs(command, args []string, env map[string]string, containerPath string) ([]adapter.Model, []adapter.Redaction) {
-	var f adapter.Findings
-	toks := tokenize(command, args, containerPath)
-	for i, t := range toks {
-		if strings.HasPrefix(t.text, "--") {
-			flag, val, hasEq := strings.Cut(t.text, "=")
-			if !IsModelFlag(flag) {
-				continue
-			}
-			if !hasEq {
-				if i+1 >= len(toks) || strings.HasPrefix(toks[i+1].text, "-") {
-					continue
-				}
-				val = toks[i+1].text
-			}
-			addModel(&f, val, env, adapter.Declared, t.source, t.locator+"("+flag+")")
-			continue
-		}
-		if path.Base(t.text) == "vllm" && i+2 < len(toks) && toks[i+1].text == "serve" &&
-			!strings.HasPrefix(toks[i+2].text, "-") {
-			v := toks[i+2]
-			addModel(&f, v.text, env, adapter.Inferred, v.source, v.locator+"(vllm serve)")
-		}
-	}
-	return f.Models, f.Redactions
-}
-
-// addModel records a model claim after expanding and redacting its name.
-func addModel(f *adapter.Findings, val string, env map[string]string, conf adapter.Confidence, src adapter.Source, locator string) {
-	val, ok := expand(strings.TrimSpace(val), env)
-	if !ok || val == "" {
-		return
-	}
-	name := RedactInto(val, locator, f)
-	f.Models = append(f.Models, adapter.Model{
-		Name: name, Confidence: conf,
-		Evidence: adapter.Evidence{Source: src, Locator: locator},
-	})
 }
 
 // ModelsFromAnnotations returns the models declared by annotations with

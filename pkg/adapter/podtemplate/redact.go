@@ -35,7 +35,8 @@ var secretNameParts = []string{
 // a token: TOKENIZER_MODE is not secret, TOKENIZER_TOKEN is.
 func IsSecretName(name string) bool {
 	n := strings.ToUpper(name)
-	n = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "").Replace(n)
+	// "TOKENS" counts tokens (MAX_TOTAL_TOKENS); "TOKENIZER" names one.
+	n = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "", "TOKENS", "").Replace(n)
 	for _, p := range secretNameParts {
 		if strings.Contains(n, p) {
 			return true
@@ -45,11 +46,17 @@ func IsSecretName(name string) bool {
 }
 
 var (
-	// urlUserInfo matches "scheme://userinfo@".
-	urlUserInfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@`)
-	// urlSecretParam matches a query parameter that carries a credential,
-	// e.g. a pre-signed URL's signature.
-	urlSecretParam = regexp.MustCompile(`(?i)([?&](?:token|access_token|auth|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|api_key|apikey|key|password|secret)=)[^&#\s]+`)
+	// urlStart finds where a URL begins: a scheme and "://".
+	urlStart = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://`)
+	// scpUserInfo matches the "user:password@host:" of an scp or NFS style
+	// location ("alice:pw@nas.example:/models"), which has no scheme.
+	scpUserInfo = regexp.MustCompile(`(^|[\s=,;'"(])[^\s/@:'"=]+:[^\s'"]+@([A-Za-z0-9][A-Za-z0-9.-]*:)`)
+	// urlSecretParam matches a query or fragment parameter that carries a
+	// credential by a well-known name (a pre-signed URL's signature).
+	urlSecretParam = regexp.MustCompile(`(?i)([?&#;](?:token|access_token|auth|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|api_key|apikey|key|password|secret|code)=)[^&#;\s]+`)
+	// urlParam matches any query or fragment parameter, for the names
+	// IsSecretName recognises ("hf_token", "access-token").
+	urlParam = regexp.MustCompile(`([?&#;])([A-Za-z0-9_.\-]+)=([^&#;\s]*)`)
 
 	// tokenPatterns match well-known token formats.
 	tokenPatterns = []*regexp.Regexp{
@@ -103,10 +110,8 @@ var (
 func Redact(s string) (string, []string) {
 	var reasons []string
 	out := s
-	if strings.Contains(out, "://") || strings.ContainsAny(out, "?&") {
-		masked := urlUserInfo.ReplaceAllString(out, "${1}"+Redacted+"@")
-		masked = urlSecretParam.ReplaceAllString(masked, "${1}"+Redacted)
-		if masked != out {
+	if strings.Contains(out, "@") || strings.ContainsAny(out, "?&#") {
+		if masked := redactURLs(out); masked != out {
 			out = masked
 			reasons = append(reasons, ReasonURLCredentials)
 		}
@@ -193,4 +198,85 @@ func RedactInto(s, locator string, f *adapter.Findings) string {
 		f.Redactions = append(f.Redactions, adapter.Redaction{Locator: locator, Reason: r})
 	}
 	return out
+}
+
+// redactURLs masks the credentials URLs and locations carry:
+//
+//   - the user-info of every "scheme://user-info@host" URL, removed whole up
+//     to the last "@" of the authority: a password holding "@" or "/"
+//     ("s3://AKIA…:wJalr/K7…@bucket/x") is masked entirely. An "@" after
+//     the first "/" that follows a segment without ":" is a path's, not
+//     user-info ("hf://org/model@main" is left alone);
+//   - the "user:password@host:" of scp and NFS style locations;
+//   - query and fragment parameters whose name looks secret (IsSecretName,
+//     "hf_token", "access-token") or is a well-known credential parameter
+//     ("sig", "X-Amz-Signature", ...).
+func redactURLs(s string) string {
+	var b strings.Builder
+	rest := s
+	for {
+		loc := urlStart.FindStringIndex(rest)
+		if loc == nil {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:loc[1]])
+		rest = rest[loc[1]:]
+		// The URL runs to the next white space or quote.
+		end := strings.IndexAny(rest, " \t\r\n\"'")
+		if end < 0 {
+			end = len(rest)
+		}
+		body := rest[:end]
+		if at := userInfoEnd(body); at > 0 {
+			b.WriteString(Redacted)
+			body = body[at:]
+		}
+		b.WriteString(body)
+		rest = rest[end:]
+	}
+	out := scpUserInfo.ReplaceAllStringFunc(b.String(), func(m string) string {
+		sub := scpUserInfo.FindStringSubmatch(m)
+		if host := strings.ToLower(sub[2]); host == "sha256:" || host == "sha512:" {
+			return m // an image digest ("registry:5000/x@sha256:…"), not a host
+		}
+		return sub[1] + Redacted + "@" + sub[2]
+	})
+	out = urlSecretParam.ReplaceAllString(out, "${1}"+Redacted)
+	out = urlParam.ReplaceAllStringFunc(out, func(m string) string {
+		sub := urlParam.FindStringSubmatch(m)
+		if IsSecretName(sub[2]) && sub[3] != "" && sub[3] != Redacted {
+			return sub[1] + sub[2] + "=" + Redacted
+		}
+		return m
+	})
+	return out
+}
+
+// userInfoEnd returns the index of the "@" that ends the user-info of a URL
+// body (what follows "scheme://"), or 0 when it has none. The authority is
+// taken to run to the last "@" before the path, where the part before that
+// "@" either holds no "/" or holds a ":" (a password may hold "/" or "@").
+func userInfoEnd(body string) int {
+	// Without any "@" there is no user-info.
+	stop := strings.IndexAny(body, "?#")
+	if stop < 0 {
+		stop = len(body)
+	}
+	at := strings.LastIndexByte(body[:stop], '@')
+	if at <= 0 {
+		return 0
+	}
+	info := body[:at]
+	slash := strings.IndexByte(info, '/')
+	if slash >= 0 && !strings.Contains(info[:slash], ":") {
+		// "org/model@main": the "@" is in the path. The user-info, if
+		// any, ends before the first "/".
+		first := strings.IndexByte(info[:slash], '@')
+		if first <= 0 {
+			return 0
+		}
+		return first
+	}
+	return at
 }

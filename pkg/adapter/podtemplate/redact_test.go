@@ -68,6 +68,23 @@ func TestRedact(t *testing.T) {
 		{"pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "REDACTED", []string{ReasonToken}},
 		{"empty", "", "", nil},
 		{"unicode", "модель/ラマ-3", "модель/ラマ-3", nil},
+		// User-info is removed whole, up to the last "@" of the authority.
+		{"s3 key with slash", "s3://AKIA" + "Z7FAKE2TESTONLY9:wJalr/K7MDENG/bPxRfiCYFAKEKEY@bucket/models", "s3://REDACTED@bucket/models", []string{ReasonURLCredentials}},
+		{"password with at", "https://user:p@ssw0rd@host.example/x", "https://REDACTED@host.example/x", []string{ReasonURLCredentials}},
+		{"password with at and slash", "https://u:a/b@c@host.example/x", "https://REDACTED@host.example/x", []string{ReasonURLCredentials}},
+		{"at in a path is not user-info", "hf://org/model@main", "hf://org/model@main", nil},
+		{"git ssh url", "ssh://git@github.com/org/repo", "ssh://REDACTED@github.com/org/repo", []string{ReasonURLCredentials}},
+		// Secret-looking query and fragment parameters.
+		{"hf_token query", "https://host.example/m?hf_token=abcdef123&rev=main", "https://host.example/m?hf_token=REDACTED&rev=main", []string{ReasonURLCredentials}},
+		{"access-token query", "https://host.example/m?access-token=abcdef123", "https://host.example/m?access-token=REDACTED", []string{ReasonURLCredentials}},
+		{"fragment token", "https://host.example/cb#token=abcdef123", "https://host.example/cb#token=REDACTED", []string{ReasonURLCredentials}},
+		{"harmless query", "https://host.example/m?revision=main&tokenizer=fast", "https://host.example/m?revision=main&tokenizer=fast", nil},
+		// scp and NFS style locations.
+		{"scp style", "alice:hunter2@nas.example:/models/llama", "REDACTED@nas.example:/models/llama", []string{ReasonURLCredentials}},
+		{"scp style after flag", "--src=alice:hunter2@nas.example:/m", "--src=REDACTED@nas.example:/m", []string{ReasonURLCredentials}},
+		{"ollama tag is not scp", "mistral:latest", "mistral:latest", nil},
+		{"image digest is not scp", "registry.example:5000/team/vllm@" + digest, "registry.example:5000/team/vllm@" + digest, nil},
+		{"two urls", "https://a:b@h1.example/x https://c:d@h2.example/y", "https://REDACTED@h1.example/x https://REDACTED@h2.example/y", []string{ReasonURLCredentials}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

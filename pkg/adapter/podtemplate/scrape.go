@@ -16,7 +16,7 @@ const (
 	// ScraperName names this scraper.
 	ScraperName = "podtemplate"
 	// ScraperVersion changes whenever a heuristic changes what is found.
-	ScraperVersion = "0.1.0"
+	ScraperVersion = "0.2.0"
 	// ScraperMethod says how it reads: from a pod template.
 	ScraperMethod = "pod-template"
 )
@@ -103,6 +103,7 @@ func ScrapeTemplate(template map[string]any, path string, opts Options) (adapter
 	models, reds := ModelsFromAnnotations(ann, path+".metadata.annotations", adapter.SourcePodTemplateAnnotation)
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
+	f.Runtimes = append(f.Runtimes, runtimesFromLabels(meta, path+".metadata")...)
 	spec, err := fields.Object(template, "spec", path)
 	if err != nil {
 		return adapter.Findings{}, err
@@ -167,6 +168,16 @@ type podScraper struct {
 
 func scrapeSpec(spec map[string]any, specPath string, opts Options, f *adapter.Findings) error {
 	ps := podScraper{group: opts.Group, volumes: spec["volumes"], volumesPath: specPath + ".volumes", claims: opts.VolumeClaimTemplates}
+	if claims, ok := spec["resourceClaims"].([]any); ok {
+		for i, raw := range claims {
+			name := ""
+			if m, ok := raw.(map[string]any); ok {
+				name, _ = m["name"].(string)
+			}
+			f.Accelerators = append(f.Accelerators, adapter.Accelerator{Resource: "resourceclaim:" + RedactInto(name, specPath, f),
+				Evidence: adapter.Evidence{Source: adapter.SourceResourceRequest, Locator: fmt.Sprintf("%s.resourceClaims[%d]", specPath, i)}})
+		}
+	}
 	for _, field := range []string{"initContainers", "containers"} {
 		list, err := fields.List(spec, field, specPath)
 		if err != nil {
@@ -201,20 +212,35 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 		Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: imageLoc},
 	})
 	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-	if !init || sidecar {
-		if name, version, ok := RuntimeFromImage(c.Image); ok {
-			f.Runtimes = append(f.Runtimes, adapter.Runtime{
-				Name: name, Version: version, Confidence: adapter.Inferred,
-				Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc},
-			})
+	serving := !init || sidecar
+	imageRuntime := ""
+	if ir, ok := ReadImage(c.Image); ok && serving {
+		imageRuntime = ir.Name
+		ev := adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}
+		f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: ir.Name, Version: ir.Version, Platform: ir.Platform, Confidence: adapter.Inferred, Evidence: ev})
+		if ir.Engine != "" {
+			imageRuntime = ir.Engine
+			f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: ir.Engine, Confidence: adapter.Inferred, Evidence: ev})
+		}
+		if ir.Name == "nim" {
+			if m, ok := nimImageModel(c.Image); ok {
+				f.Models = append(f.Models, adapter.Model{Name: RedactInto(m, imageLoc, f), Confidence: adapter.Inferred,
+					Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}})
+			}
+		}
+	} else if ir.Name == "nim" {
+		// A NIM image names its model whatever runs it (a download Job).
+		if m, ok := nimImageModel(c.Image); ok {
+			f.Models = append(f.Models, adapter.Model{Name: RedactInto(m, imageLoc, f), Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}})
 		}
 	}
 
 	// Env: secret-like names are never read; literal values of the others
-	// expand $(VAR) references in args.
+	// expand $(VAR) references in args and shell variables in scripts.
 	env := map[string]string{}
-	var envModels []adapter.Model
 	var envFindings adapter.Findings
+	envRuntime := map[string]bool{}
 	for i, e := range c.Env {
 		envName, _ := Redact(e.Name) // a locator must not carry a secret either
 		loc := fmt.Sprintf("%s.env[%d](%s)", cpath, i, envName)
@@ -224,21 +250,34 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 			}
 			continue
 		}
+		if serving {
+			if rt, ok := runtimeFromEnv(e.Name); ok && !envRuntime[rt] {
+				envRuntime[rt] = true
+				envFindings.Runtimes = append(envFindings.Runtimes, adapter.Runtime{Name: rt, Confidence: adapter.Inferred,
+					Evidence: adapter.Evidence{Source: adapter.SourceEnvVar, Locator: loc}})
+			}
+		}
 		if e.ValueFrom != nil {
 			continue
 		}
 		env[e.Name] = e.Value
-		if IsModelEnv(e.Name) {
-			addModel(&envFindings, e.Value, nil, adapter.Inferred, adapter.SourceEnvVar, loc)
-		}
+		ModelFromEnv(e.Name, e.Value, loc, &envFindings)
 	}
-	envModels = envFindings.Models
 
-	models, reds := ModelFromArgs(c.Command, c.Args, env, cpath)
-	f.Models = append(f.Models, models...)
-	f.Models = append(f.Models, envModels...)
-	f.Redactions = append(f.Redactions, reds...)
+	cf := ReadCommand(CommandInput{Command: c.Command, Args: c.Args, Env: env, ContainerPath: cpath, ImageRuntime: imageRuntime})
+	if !serving {
+		cf.Runtimes = nil // an init container prepares; it does not serve
+	}
+	f.Runtimes = append(f.Runtimes, cf.Runtimes...)
+	f.Runtimes = append(f.Runtimes, envFindings.Runtimes...)
+	f.Frameworks = append(f.Frameworks, cf.Frameworks...)
+	f.Models = append(f.Models, cf.Models...)
+	f.Models = append(f.Models, envFindings.Models...)
+	f.Data = append(f.Data, cf.Data...)
+	f.Data = append(f.Data, envFindings.Data...)
+	f.Redactions = append(f.Redactions, cf.Redactions...)
 	f.Redactions = append(f.Redactions, envFindings.Redactions...)
+	f.Accelerators = append(f.Accelerators, accelerators(m["resources"], cpath)...)
 
 	for i, vm := range c.VolumeMounts {
 		if !IsModelPath(vm.MountPath) {
@@ -416,4 +455,19 @@ func ClaimTemplateNames(m map[string]any) []string {
 		}
 	}
 	return names
+}
+
+// runtimesFromLabels reads the pod template labels serving platforms set
+// (runtimeLabels) whose value names a known runtime exactly.
+func runtimesFromLabels(meta map[string]any, path string) []adapter.Runtime {
+	labels, _ := meta["labels"].(map[string]any)
+	var out []adapter.Runtime
+	for _, k := range runtimeLabels {
+		v, _ := labels[k].(string)
+		if rt, ok := runtimeFromName(v); ok {
+			out = append(out, adapter.Runtime{Name: rt, Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: path + ".labels[" + k + "]"}})
+		}
+	}
+	return out
 }

@@ -76,6 +76,9 @@ func TestScrapeTemplateVLLM(t *testing.T) {
 		Data: []adapter.Data{
 			{Name: "cache (llama-cache)", Kind: "pvc", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceVolumeSource, Locator: c0 + ".volumeMounts[0](/root/.cache/huggingface)"}},
 		},
+		Accelerators: []adapter.Accelerator{
+			{Resource: "nvidia.com/gpu", Quantity: "2", Evidence: adapter.Evidence{Source: adapter.SourceResourceRequest, Locator: c0 + ".resources.limits[nvidia.com/gpu]"}},
+		},
 	}, f)
 }
 
@@ -111,6 +114,11 @@ func TestScrapeTemplateEnv(t *testing.T) {
 			map[string]any{"name": "MODEL", "value": "x"},
 			map[string]any{"name": "hf_model_id", "value": "x"},
 			map[string]any{"name": "MODEL_NAME_SUFFIX", "value": "x"},
+			map[string]any{"name": "MODEL_TYPE", "value": "llama"},
+			map[string]any{"name": "MAX_MODEL_LEN", "value": "4096"},
+		}, models: []adapter.Model{
+			{Name: "x", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceEnvVar, Locator: loc + "[0](MODEL)"}},
+			{Name: "x", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceEnvVar, Locator: loc + "[1](hf_model_id)"}},
 		}},
 		{name: "valueFrom", env: []any{
 			map[string]any{"name": "HF_MODEL_ID", "valueFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "cm", "key": "model"}}},
@@ -203,6 +211,8 @@ spec:
 	require.NoError(t, err)
 	require.Equal(t, []adapter.Runtime{
 		{Name: "litellm", Version: "1.55.0", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: "spec.template.spec.initContainers[1].image"}},
+		// A mirror is the runtime too, but its tag does not version it.
+		{Name: "vllm", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: "spec.template.spec.containers[0].image"}},
 		{Name: "tgi", Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: "spec.template.spec.containers[1].image"}},
 	}, f.Runtimes)
 	require.Len(t, f.Containers, 4)

@@ -107,7 +107,13 @@ type observation struct {
 // it gets confidence declared, like a pinned one. During a rollout pods of
 // the same container may disagree: Resolve then picks the digest run by the
 // most pods (ties broken by the lexically smallest digest) and, because that
-// choice is a heuristic, gives it confidence inferred.
+// choice is a heuristic, gives it confidence inferred. Either way Running
+// lists every digest the pods run with the number of pods running it, most
+// pods first: a rollout shows the old and the new image side by side.
+//
+// Resolve trusts the pods it is given: which pods belong to the workload is
+// decided before (the core attributes a pod only through the ownership path
+// its adapter declares), so that pods forged onto a workload never vote.
 func Resolve(containers []adapter.Container, pods []Pod) []document.ContainerDigest {
 	out := make([]document.ContainerDigest, len(containers))
 	for i, c := range containers {
@@ -186,12 +192,13 @@ func resolveOne(c adapter.Container, pods []Pod) document.ContainerDigest {
 		podsByDigest[o.digest][o.pod] = true
 	}
 	digests := distinctDigests(obs)
-	chosen := digests[0]
-	for _, d := range digests[1:] {
-		if len(podsByDigest[d]) > len(podsByDigest[chosen]) {
-			chosen = d
-		}
+	running := make([]document.RunningDigest, 0, len(digests))
+	for _, d := range digests {
+		running = append(running, document.RunningDigest{Digest: d, Pods: len(podsByDigest[d])})
 	}
+	// Most pods first, then by digest: the first is the one chosen.
+	slices.SortStableFunc(running, func(a, b document.RunningDigest) int { return -cmp.Compare(a.Pods, b.Pods) })
+	chosen := running[0].Digest
 	conf := adapter.Declared
 	if len(digests) > 1 {
 		conf = adapter.Inferred
@@ -218,6 +225,7 @@ func resolveOne(c adapter.Container, pods []Pod) document.ContainerDigest {
 	}
 	return document.ContainerDigest{
 		Digest:     chosen,
+		Running:    running,
 		Confidence: conf,
 		Evidence: adapter.Evidence{
 			Source:  adapter.SourcePodStatus,

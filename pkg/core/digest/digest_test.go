@@ -107,11 +107,19 @@ func pod(name string, statuses ...PodContainerStatus) Pod {
 	return Pod{Name: name, Statuses: statuses}
 }
 
+// fromPod is a digest read from one pod's status for container, run by that
+// pod alone.
 func fromPod(d, podName, container string) document.ContainerDigest {
 	return document.ContainerDigest{Digest: d, Confidence: adapter.Declared, Evidence: adapter.Evidence{
 		Source:  adapter.SourcePodStatus,
 		Locator: "pods/" + podName + ".status.containerStatuses[name=" + container + "].imageID",
-	}}
+	}, Running: []document.RunningDigest{{Digest: d, Pods: 1}}}
+}
+
+// running replaces the running digests of cd.
+func running(cd document.ContainerDigest, rs ...document.RunningDigest) document.ContainerDigest {
+	cd.Running = rs
+	return cd
 }
 
 var unresolved = document.ContainerDigest{Confidence: adapter.Unresolved}
@@ -193,7 +201,7 @@ func TestResolve(t *testing.T) {
 			)},
 			want: document.ContainerDigest{Digest: dA, Confidence: adapter.Declared, Evidence: adapter.Evidence{
 				Source: adapter.SourcePodStatus, Locator: "pods/p1.status.initContainerStatuses[name=fetch].imageID",
-			}},
+			}, Running: []document.RunningDigest{{Digest: dA, Pods: 1}}},
 		},
 		{
 			name: "renamed in the pod (PodNames)",
@@ -223,7 +231,7 @@ func TestResolve(t *testing.T) {
 			name: "other name, same repository, one digest",
 			c:    container("main", "nginx:1.25"),
 			pods: []Pod{pod("p1", status("web", "nginx:1.25", "nginx@"+dA)), pod("p2", status("web", "nginx:1.25", "nginx@"+dA))},
-			want: fromPod(dA, "p1", "web"),
+			want: running(fromPod(dA, "p1", "web"), document.RunningDigest{Digest: dA, Pods: 2}),
 		},
 		{
 			name: "other name, same repository, two digests: unresolved",
@@ -282,7 +290,7 @@ func TestResolve(t *testing.T) {
 			},
 			want: document.ContainerDigest{Digest: dB, Confidence: adapter.Inferred, Evidence: adapter.Evidence{
 				Source: adapter.SourcePodStatus, Locator: "pods/p1.status.containerStatuses[name=main].imageID",
-			}},
+			}, Running: []document.RunningDigest{{Digest: dB, Pods: 2}, {Digest: dA, Pods: 1}}},
 		},
 		{
 			name: "rollout: tie broken by the smaller digest",
@@ -293,7 +301,7 @@ func TestResolve(t *testing.T) {
 			},
 			want: document.ContainerDigest{Digest: dA, Confidence: adapter.Inferred, Evidence: adapter.Evidence{
 				Source: adapter.SourcePodStatus, Locator: "pods/p2.status.containerStatuses[name=main].imageID",
-			}},
+			}, Running: []document.RunningDigest{{Digest: dA, Pods: 1}, {Digest: dC, Pods: 1}}},
 		},
 		{
 			name: "rollout to another repository: old pods ignored",
@@ -366,7 +374,7 @@ func TestResolveAligned(t *testing.T) {
 	}
 	got := Resolve(containers, pods)
 	require.Len(t, got, 3)
-	assert.Equal(t, fromPod(dA, "p1", "main"), got[0])
+	assert.Equal(t, running(fromPod(dA, "p1", "main"), document.RunningDigest{Digest: dA, Pods: 2}), got[0])
 	assert.Equal(t, unresolved, got[1])
 	assert.Equal(t, dC, got[2].Digest)
 	assert.Equal(t, adapter.SourceImageReference, got[2].Evidence.Source)
@@ -386,6 +394,6 @@ func TestResolveFeedsDocument(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, document.ValidateSchema(res.JSON))
-	assert.Contains(t, string(res.JSON), `"purl": "pkg:oci/nginx@sha256%3A`+hexA+`?repository_url=docker.io%2Flibrary%2Fnginx&tag=1.25"`)
+	assert.Contains(t, string(res.JSON), `"purl":"pkg:oci/nginx@sha256%3A`+hexA+`?repository_url=docker.io%2Flibrary%2Fnginx&tag=1.25"`)
 	assert.Equal(t, 2, res.Summary.Images)
 }

@@ -6,10 +6,8 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,7 +65,34 @@ type ContainerDigest struct {
 	// (adapter.SourceImageReference) or a pod's container status
 	// (adapter.SourcePodStatus). Ignored when Digest is "".
 	Evidence adapter.Evidence
+	// Running lists every digest the workload's pods run for the container,
+	// with how many pods run it, most pods first (then by digest); empty
+	// when the digest is not read from pods. During a rollout it holds the
+	// old and the new digest; Digest is the first, the one most pods run.
+	// The document lists at most MaxRunningListed of them and says how many
+	// more there were.
+	Running []RunningDigest
 }
+
+// RunningDigest is one digest a container runs, and on how many pods.
+type RunningDigest struct {
+	// Digest is "sha256:<64 lower-case hex>".
+	Digest string
+	// Pods is the number of pods running it, at least 1.
+	Pods int
+}
+
+// MaxRunningListed bounds the running digests listed per container: pods
+// of one workload run a handful of digests at most (two during a rollout).
+const MaxRunningListed = 10
+
+// MaxOwnedListed bounds the absorbed workloads the document lists under
+// aibom.rollup.owned.<i> (the first ones in kind, name order).
+// aibom.rollup.ownedCount then gives the exact count and
+// aibom.rollup.ownedOmitted how many are not listed, so that a root that
+// absorbs thousands of workloads still has a document that fits the inline
+// cap and an AIBOM object that etcd accepts.
+const MaxOwnedListed = 1000
 
 // Input is everything a document is built from.
 type Input struct {
@@ -138,7 +163,18 @@ const (
 	propDigestConfidence  = "aibom.digest.confidence"
 	propDigestSource      = "aibom.digest.source"
 	propDigestLocator     = "aibom.digest.locator"
+	propDigestRunning     = "aibom.digest.running."
+	propDigestRunningOmit = "aibom.digest.running.omitted"
+	propRollupOwnedCount  = "aibom.rollup.ownedCount"
+	propRollupOwnedOmit   = "aibom.rollup.ownedOmitted"
 	propDataKind          = "aibom.data.kind"
+	propImageInvalid      = "aibom.image.invalid"
+	propFrameworkPurpose  = "aibom.framework.purpose"
+	propModelSource       = "aibom.model.source"
+	propModelServedName   = "aibom.model.servedName"
+	propEvidenceMore      = "aibom.evidence."
+	propMatch             = "aibom.match"
+	propAccelerator       = "aibom.accelerator."
 )
 
 // tier orders components by how much they are worth keeping. Truncation
@@ -149,22 +185,10 @@ const (
 	tierData tier = iota
 	tierInitContainer
 	tierContainer
+	tierFramework
 	tierModel
 	tierRuntime
 )
-
-// fact is one component before it gets its bom-ref.
-type fact struct {
-	tier       tier
-	confidence adapter.Confidence
-	locator    string
-	// key identifies the fact for de-duplication: type, name, version and
-	// evidence.
-	key string
-	// canon is the component's encoding, a total tie-breaker.
-	canon     string
-	component cdx.Component
-}
 
 // Build encodes the document for in.
 //
@@ -217,10 +241,10 @@ func Build(in Input) (Result, error) {
 		for _, i := range drop[:dropped] {
 			gone[i] = true
 		}
-		kept := make([]cdx.Component, 0, len(facts)-dropped)
+		kept := make([]fact, 0, len(facts)-dropped)
 		for i, f := range facts {
 			if !gone[i] {
-				kept = append(kept, f.component)
+				kept = append(kept, f)
 			}
 		}
 		return encode(in, summary.Confidence, kept, dropped)
@@ -259,170 +283,6 @@ func Build(in Input) (Result, error) {
 		return res, fmt.Errorf("document: %d bytes, limit %d: %w", len(doc), in.MaxBytes, ErrTooLarge)
 	}
 	return res, nil
-}
-
-// collectFacts turns the findings into de-duplicated, sorted components with
-// bom-refs.
-func collectFacts(in Input) ([]fact, error) {
-	var facts []fact
-	for i, c := range in.Findings.Containers {
-		var d ContainerDigest
-		if i < len(in.Digests) {
-			d = in.Digests[i]
-		}
-		f, err := containerFact(c, d)
-		if err != nil {
-			return nil, err
-		}
-		facts = append(facts, f)
-	}
-	for _, r := range in.Findings.Runtimes {
-		facts = append(facts, newFact(tierRuntime, cdx.ComponentTypeApplication, r.Name, r.Version, r.Confidence, r.Evidence, nil))
-	}
-	for _, m := range in.Findings.Models {
-		facts = append(facts, newFact(tierModel, cdx.ComponentTypeMachineLearningModel, m.Name, m.Version, m.Confidence, m.Evidence, nil))
-	}
-	for _, d := range in.Findings.Data {
-		facts = append(facts, newFact(tierData, cdx.ComponentTypeData, d.Name, "", d.Confidence, d.Evidence,
-			[]cdx.Property{{Name: propDataKind, Value: d.Kind}}))
-	}
-
-	// De-duplicate: per identity keep the strongest confidence, then the
-	// smallest encoding.
-	slices.SortFunc(facts, func(a, b fact) int {
-		return cmp.Or(
-			strings.Compare(a.key, b.key),
-			-cmp.Compare(a.confidence.Rank(), b.confidence.Rank()),
-			strings.Compare(a.canon, b.canon),
-		)
-	})
-	facts = slices.CompactFunc(facts, func(a, b fact) bool { return a.key == b.key })
-
-	slices.SortFunc(facts, func(a, b fact) int {
-		return cmp.Or(
-			strings.Compare(string(a.component.Type), string(b.component.Type)),
-			strings.Compare(a.component.Name, b.component.Name),
-			strings.Compare(a.component.Version, b.component.Version),
-			strings.Compare(a.locator, b.locator),
-			strings.Compare(a.canon, b.canon),
-		)
-	})
-
-	// bom-refs: a short hash of the identity, lengthened on the (unlikely)
-	// event of a collision. Identities are unique after de-duplication.
-	refs := make(map[string]bool, len(facts))
-	for i := range facts {
-		sum := sha256.Sum256([]byte(facts[i].key))
-		h := hex.EncodeToString(sum[:])
-		ref := "aibom:" + string(facts[i].component.Type) + ":" + h[:16]
-		if refs[ref] {
-			ref = "aibom:" + string(facts[i].component.Type) + ":" + h
-		}
-		refs[ref] = true
-		facts[i].component.BOMRef = ref
-	}
-	return facts, nil
-}
-
-// newFact builds a component with the common properties followed by extra.
-func newFact(t tier, typ cdx.ComponentType, name, version string, conf adapter.Confidence, ev adapter.Evidence, extra []cdx.Property) fact {
-	props := []cdx.Property{
-		{Name: propConfidence, Value: string(conf)},
-		{Name: propEvidenceSource, Value: string(ev.Source)},
-		{Name: propEvidenceLocator, Value: ev.Locator},
-	}
-	props = append(props, extra...)
-	comp := cdx.Component{Type: typ, Name: name, Version: version, Properties: &props}
-	canon, _ := json.Marshal(comp) // a Component of strings always encodes
-	return fact{
-		tier:       t,
-		confidence: conf,
-		locator:    ev.Locator,
-		key:        strings.Join([]string{string(typ), name, version, string(ev.Source), ev.Locator}, "\x00"),
-		canon:      string(canon),
-		component:  comp,
-	}
-}
-
-// containerFact builds the container component of c, with its digest d.
-func containerFact(c adapter.Container, d ContainerDigest) (fact, error) {
-	repo, tag, pinned := ParseImage(c.Image)
-	if d.Digest == "" && pinned != "" {
-		d = ContainerDigest{
-			Digest:     pinned,
-			Confidence: adapter.Declared,
-			Evidence:   adapter.Evidence{Source: adapter.SourceImageReference, Locator: c.Evidence.Locator},
-		}
-	}
-	if d.Digest != "" {
-		if !IsDigest(d.Digest) {
-			return fact{}, fmt.Errorf("document: container %q: malformed digest %q", c.Name, d.Digest)
-		}
-		if d.Confidence != adapter.Declared && d.Confidence != adapter.Inferred {
-			return fact{}, fmt.Errorf("document: container %q: digest %s with confidence %q", c.Name, d.Digest, d.Confidence)
-		}
-	}
-
-	name := repo
-	if name == "" {
-		name = strings.TrimSpace(c.Image)
-	}
-	if name == "" {
-		name = c.Name
-	}
-	conf := adapter.Declared // the image reference is written in the spec
-	if strings.TrimSpace(c.Image) == "" {
-		conf = adapter.Unresolved
-	}
-
-	t := tierContainer
-	extra := []cdx.Property{{Name: propContainerName, Value: c.Name}}
-	if c.Init {
-		t = tierInitContainer
-		extra = append(extra, cdx.Property{Name: propContainerInit, Value: "true"})
-	}
-	if c.Group != "" {
-		extra = append(extra, cdx.Property{Name: propContainerGroup, Value: c.Group})
-	}
-	extra = append(extra, cdx.Property{Name: propImageReference, Value: c.Image})
-	if d.Digest == "" {
-		extra = append(extra, cdx.Property{Name: propDigestConfidence, Value: string(adapter.Unresolved)})
-	} else {
-		extra = append(extra,
-			cdx.Property{Name: propDigestConfidence, Value: string(d.Confidence)},
-			cdx.Property{Name: propDigestSource, Value: string(d.Evidence.Source)},
-			cdx.Property{Name: propDigestLocator, Value: d.Evidence.Locator},
-		)
-	}
-	f := newFact(t, cdx.ComponentTypeContainer, name, tag, conf, c.Evidence, extra)
-	// Keep different containers apart even if an adapter reused a locator.
-	f.key = strings.Join([]string{f.key, c.Name, strconv.FormatBool(c.Init), c.Group, c.Image}, "\x00")
-	if d.Digest != "" && repo != "" {
-		hexDigest := strings.TrimPrefix(d.Digest, "sha256:")
-		f.component.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: hexDigest}}
-		f.component.PackageURL = ociPURL(repo, tag, hexDigest)
-	}
-	canon, _ := json.Marshal(f.component)
-	f.canon = string(canon)
-	return f, nil
-}
-
-// ociPURL is the package URL of an OCI image:
-// pkg:oci/<name>@sha256%3A<hex>?repository_url=<repository>[&tag=<tag>].
-func ociPURL(repo, tag, hexDigest string) string {
-	name := strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
-	var b strings.Builder
-	b.WriteString("pkg:oci/")
-	b.WriteString(url.PathEscape(name))
-	b.WriteString("@sha256%3A")
-	b.WriteString(hexDigest)
-	b.WriteString("?repository_url=")
-	b.WriteString(url.QueryEscape(repo))
-	if tag != "" {
-		b.WriteString("&tag=")
-		b.WriteString(url.QueryEscape(tag))
-	}
-	return b.String()
 }
 
 // summarise condenses the sorted facts.
@@ -478,7 +338,11 @@ type claimKey struct {
 }
 
 // encode writes the document with the given components.
-func encode(in Input, confidence adapter.Confidence, components []cdx.Component, dropped int) ([]byte, error) {
+func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) ([]byte, error) {
+	components := make([]cdx.Component, len(kept))
+	for i, f := range kept {
+		components[i] = f.component
+	}
 	toolName := in.Tool.Name
 	if toolName == "" {
 		toolName = ToolName
@@ -498,11 +362,14 @@ func encode(in Input, confidence adapter.Confidence, components []cdx.Component,
 	}
 	tools := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: in.Tool.Version}}
 
+	workloadRef := "aibom:workload:" + kind + "/" + sub.Namespace + "/" + sub.Name
+	lifecycles := []cdx.Lifecycle{{Phase: cdx.LifecyclePhaseOperations}}
 	bom := cdx.NewBOM()
 	bom.Metadata = &cdx.Metadata{
-		Tools: &cdx.ToolsChoice{Components: &tools},
+		Lifecycles: &lifecycles,
+		Tools:      &cdx.ToolsChoice{Components: &tools},
 		Component: &cdx.Component{
-			BOMRef:     "aibom:workload:" + kind + "/" + sub.Namespace + "/" + sub.Name,
+			BOMRef:     workloadRef,
 			Type:       cdx.ComponentTypeApplication,
 			Name:       sub.Name,
 			Properties: &subjectProps,
@@ -512,6 +379,8 @@ func encode(in Input, confidence adapter.Confidence, components []cdx.Component,
 	if len(components) > 0 {
 		bom.Components = &components
 	}
+	deps := dependencies(workloadRef, kept)
+	bom.Dependencies = &deps
 
 	// The serial number is a name-based UUID of the document without it.
 	unsigned, err := marshal(bom)
@@ -530,7 +399,14 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 		{Name: propControllerName, Value: toolName},
 		{Name: propControllerVersion, Value: in.Tool.Version},
 	}
-	for i, o := range sortedOwned(in.Owned) {
+	owned := sortedOwned(in.Owned)
+	for i, o := range owned {
+		if i == MaxOwnedListed {
+			props = append(props,
+				cdx.Property{Name: propRollupOwnedCount, Value: strconv.Itoa(len(owned))},
+				cdx.Property{Name: propRollupOwnedOmit, Value: strconv.Itoa(len(owned) - MaxOwnedListed)})
+			break
+		}
 		props = append(props, cdx.Property{Name: propRollupOwned + strconv.Itoa(i), Value: o})
 	}
 	for i, s := range in.Findings.Scrapers {
@@ -558,6 +434,25 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 	for i, r := range red {
 		props = append(props, cdx.Property{Name: propRedaction + strconv.Itoa(i), Value: r.Reason + ":" + r.Locator})
 	}
+	// Why the workload is reported: the first AI signal of its findings.
+	if reason, ok := in.Findings.Match(); ok {
+		props = append(props, cdx.Property{Name: propMatch, Value: reason})
+	} else {
+		props = append(props, cdx.Property{Name: propMatch, Value: "none"})
+	}
+	// Accelerators, sorted by locator, without repeats.
+	acc := slices.Clone(in.Findings.Accelerators)
+	slices.SortFunc(acc, func(a, b adapter.Accelerator) int {
+		return cmp.Or(strings.Compare(a.Evidence.Locator, b.Evidence.Locator), strings.Compare(a.Resource, b.Resource))
+	})
+	acc = slices.Compact(acc)
+	for i, a := range acc {
+		v := a.Resource
+		if a.Quantity != "" {
+			v += "=" + a.Quantity
+		}
+		props = append(props, cdx.Property{Name: propAccelerator + strconv.Itoa(i), Value: v + " " + a.Evidence.Locator})
+	}
 	if dropped > 0 {
 		props = append(props, cdx.Property{Name: propTruncation, Value: "components-dropped:" + strconv.Itoa(dropped)})
 	}
@@ -580,7 +475,7 @@ func sortedOwned(owned []string) []string {
 func marshal(bom *cdx.BOM) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
-	enc.SetPretty(true).SetEscapeHTML(false)
+	enc.SetPretty(false).SetEscapeHTML(false)
 	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
 		return nil, fmt.Errorf("document: encode: %w", err)
 	}

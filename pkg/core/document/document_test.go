@@ -156,13 +156,18 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res, err := Build(in)
 			require.NoError(t, err)
+			require.NotContains(t, string(res.JSON), "\n  ", "the document is compact")
+			// The golden files are indented, for review; the document is
+			// compared with its indented form.
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, res.JSON, "", "  "))
 			path := filepath.Join("testdata", name+".json")
 			if *update {
-				require.NoError(t, os.WriteFile(path, res.JSON, 0o644))
+				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
 			}
 			want, err := os.ReadFile(path)
 			require.NoError(t, err, "run go test ./pkg/core/document -update")
-			assert.Equal(t, string(want), string(res.JSON), "golden %s is stale; run go test ./pkg/core/document -update", path)
+			assert.Equal(t, string(want), pretty.String(), "golden %s is stale; run go test ./pkg/core/document -update", path)
 			require.NoError(t, ValidateSchema(want), "golden %s", path)
 		})
 	}
@@ -199,13 +204,14 @@ type doc struct {
 }
 
 type component struct {
-	BOMRef     string     `json:"bom-ref"`
-	Type       string     `json:"type"`
-	Name       string     `json:"name"`
-	Version    string     `json:"version"`
-	PURL       string     `json:"purl"`
-	Hashes     []hash     `json:"hashes"`
-	Properties []property `json:"properties"`
+	BOMRef     string          `json:"bom-ref"`
+	Type       string          `json:"type"`
+	Name       string          `json:"name"`
+	Version    string          `json:"version"`
+	PURL       string          `json:"purl"`
+	Hashes     []hash          `json:"hashes"`
+	Properties []property      `json:"properties"`
+	Evidence   json.RawMessage `json:"evidence"`
 }
 
 type hash struct {
@@ -258,7 +264,7 @@ func TestHeader(t *testing.T) {
 	assert.Equal(t, 1, d.Version)
 	assert.Empty(t, d.Metadata.Timestamp)
 	assert.Regexp(t, `^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, d.SerialNumber)
-	assert.Contains(t, string(res.JSON), `"$schema": "http://cyclonedx.org/schema/bom-1.6.schema.json"`)
+	assert.Contains(t, string(res.JSON), `"$schema":"http://cyclonedx.org/schema/bom-1.6.schema.json"`)
 	assert.True(t, bytes.HasSuffix(res.JSON, []byte("}\n")))
 	assert.Len(t, res.SHA256, 64)
 
@@ -313,6 +319,7 @@ func TestMetadataPropertyOrder(t *testing.T) {
 		{"dynamo.component.1.type", "worker"},
 		{"aibom.redaction.0", "url-credentials:spec.a"},
 		{"aibom.redaction.1", "token:spec.b"},
+		{"aibom.match", "runtime:dynamo"},
 	}, d.Metadata.Properties)
 	assert.Zero(t, res.Truncated)
 }
@@ -350,10 +357,9 @@ func TestComponents(t *testing.T) {
 	for _, c := range d.Components {
 		got = append(got, c.Type+" "+c.Name+" "+c.Version)
 		assert.Regexp(t, `^aibom:`+regexp.QuoteMeta(c.Type)+`:[0-9a-f]{16}$`, c.BOMRef)
-		assert.Equal(t, []string{"aibom.confidence", "aibom.evidence.source", "aibom.evidence.locator"}, names(c.Properties)[:3], c.Name)
+		assert.Equal(t, "aibom.confidence", names(c.Properties)[0], c.Name)
 	}
 	assert.Equal(t, []string{
-		"application vllm ",
 		"application vllm v0.6.3",
 		"container docker.io/library/busybox 1.36",
 		"container docker.io/vllm/vllm-openai v0.6.3",
@@ -361,13 +367,11 @@ func TestComponents(t *testing.T) {
 		"machine-learning-model meta-llama/Llama-3.1-8B-Instruct ",
 	}, got)
 
-	vllm := d.Components[3]
+	vllm := d.Components[2]
 	assert.Equal(t, []hash{{"SHA-256", strings.TrimPrefix(digestA, "sha256:")}}, vllm.Hashes)
 	assert.Equal(t, "pkg:oci/vllm-openai@sha256%3A"+strings.TrimPrefix(digestA, "sha256:")+"?repository_url=docker.io%2Fvllm%2Fvllm-openai&tag=v0.6.3", vllm.PURL)
 	assert.Equal(t, []property{
 		{"aibom.confidence", "declared"},
-		{"aibom.evidence.source", "image_reference"},
-		{"aibom.evidence.locator", "spec.template.spec.containers[0].image"},
 		{"aibom.container.name", "vllm"},
 		{"aibom.image.reference", "vllm/vllm-openai:v0.6.3"},
 		{"aibom.digest.confidence", "declared"},
@@ -375,14 +379,14 @@ func TestComponents(t *testing.T) {
 		{"aibom.digest.locator", "pods/llama-server-7d9f8c6b5-x2x4z.status.containerStatuses[name=vllm].imageID"},
 	}, vllm.Properties)
 
-	initC := d.Components[2]
+	initC := d.Components[1]
 	v, ok := prop(initC.Properties, "aibom.container.init")
 	assert.True(t, ok)
 	assert.Equal(t, "true", v)
 	_, ok = prop(vllm.Properties, "aibom.container.init")
 	assert.False(t, ok)
 
-	data := d.Components[4]
+	data := d.Components[3]
 	v, _ = prop(data.Properties, "aibom.data.kind")
 	assert.Equal(t, "pvc", v)
 
@@ -397,12 +401,20 @@ func TestComponents(t *testing.T) {
 func TestContainerGroup(t *testing.T) {
 	_, d := build(t, rollup())
 	var groups []string
+	containers := 0
 	for _, c := range d.Components {
 		if c.Type == "container" {
-			g, _ := prop(c.Properties, "aibom.container.group")
-			groups = append(groups, g)
+			containers++
+			for _, p := range c.Properties {
+				if p.Name == "aibom.container.group" {
+					groups = append(groups, p.Value)
+				}
+			}
 		}
 	}
+	// Both components run the same image: one container component, in
+	// both groups.
+	assert.Equal(t, 1, containers)
 	assert.Equal(t, []string{"decode", "prefill"}, groups)
 }
 
@@ -421,7 +433,8 @@ func TestUnresolvedDigest(t *testing.T) {
 			assert.Equal(t, "nvcr.io/nim/meta/llama-3.1-8b-instruct", c.Name)
 			assert.Equal(t, "1.3.3", c.Version)
 			assert.Empty(t, c.Hashes)
-			assert.Empty(t, c.PURL)
+			// A tag-only image has a purl too, with the tag and no version.
+			assert.Equal(t, "pkg:oci/llama-3.1-8b-instruct?repository_url=nvcr.io%2Fnim%2Fmeta%2Fllama-3.1-8b-instruct&tag=1.3.3", c.PURL)
 			v, _ := prop(c.Properties, "aibom.digest.confidence")
 			assert.Equal(t, "unresolved", v)
 			_, ok := prop(c.Properties, "aibom.digest.source")
@@ -454,7 +467,9 @@ func TestEmptyFindings(t *testing.T) {
 	v, _ := prop(d.Metadata.Properties, "aibom.confidence")
 	assert.Equal(t, "unresolved", v)
 	assert.Equal(t, Summary{Confidence: adapter.Unresolved}, res.Summary)
-	assert.Equal(t, []string{"aibom.confidence", "aibom.controller.name", "aibom.controller.version"}, names(d.Metadata.Properties))
+	assert.Equal(t, []string{"aibom.confidence", "aibom.controller.name", "aibom.controller.version", "aibom.match"}, names(d.Metadata.Properties))
+	v, _ = prop(d.Metadata.Properties, "aibom.match")
+	assert.Equal(t, "none", v, "no AI signal: the document says so")
 }
 
 func TestAggregateConfidence(t *testing.T) {
@@ -525,7 +540,8 @@ func TestDeduplication(t *testing.T) {
 	}
 	assert.Equal(t, 1, models)
 
-	// The same model read from two places is two facts.
+	// The same model read from two places is one component, with both
+	// pieces of evidence.
 	_, d = build(t, rollup())
 	models = 0
 	seen := map[string]bool{}
@@ -534,9 +550,10 @@ func TestDeduplication(t *testing.T) {
 		seen[c.BOMRef] = true
 		if c.Type == "machine-learning-model" {
 			models++
+			assert.Equal(t, 2, strings.Count(string(c.Evidence), `"location"`), "both pieces of evidence are kept")
 		}
 	}
-	assert.Equal(t, 2, models)
+	assert.Equal(t, 1, models)
 }
 
 func TestDeterminism(t *testing.T) {
@@ -584,7 +601,7 @@ func TestSerialNumberFollowsContent(t *testing.T) {
 	assert.NotEqual(t, a.SHA256, b.SHA256)
 
 	// The serial number is derived from the rest of the document.
-	unsigned := strings.Replace(string(a.JSON), `  "serialNumber": "`+da.SerialNumber+`",`+"\n", "", 1)
+	unsigned := strings.Replace(string(a.JSON), `"serialNumber":"`+da.SerialNumber+`",`, "", 1)
 	assert.Equal(t, strings.TrimPrefix(da.SerialNumber, "urn:uuid:"), uuidV5(serialNamespace, []byte(unsigned)))
 }
 
@@ -739,7 +756,6 @@ func TestTruncationOrderAcrossTiers(t *testing.T) {
 		"container docker.io/vllm/vllm-openai v0.6.3",
 		"machine-learning-model meta-llama/Llama-3.1-8B-Instruct ",
 		"application vllm v0.6.3",
-		"application vllm ",
 	}, order)
 }
 
@@ -748,7 +764,7 @@ func TestTooLarge(t *testing.T) {
 	in.MaxBytes = 200
 	res, err := Build(in)
 	require.ErrorIs(t, err, ErrTooLarge)
-	assert.Equal(t, 6, res.Truncated)
+	assert.Equal(t, 5, res.Truncated)
 	require.NoError(t, ValidateSchema(res.JSON))
 	assert.Empty(t, decode(t, res.JSON).Components)
 
@@ -783,12 +799,12 @@ func TestValidateSchemaRejects(t *testing.T) {
 	require.NoError(t, err)
 	for name, mut := range map[string]func(string) string{
 		"bad serial":    func(s string) string { return strings.Replace(s, `"urn:uuid:`, `"urn:uuid:x`, 1) },
-		"bad type":      func(s string) string { return strings.Replace(s, `"type": "data"`, `"type": "dataset"`, 1) },
-		"unknown field": func(s string) string { return strings.Replace(s, `"version": 1,`, `"version": 1, "extra": true,`, 1) },
-		"bad hash":      func(s string) string { return strings.Replace(s, `"content": "a3`, `"content": "zz`, 1) },
+		"bad type":      func(s string) string { return strings.Replace(s, `"type":"data"`, `"type":"dataset"`, 1) },
+		"unknown field": func(s string) string { return strings.Replace(s, `"version":1,`, `"version":1,"extra":true,`, 1) },
+		"bad hash":      func(s string) string { return strings.Replace(s, `"content":"a3`, `"content":"zz`, 1) },
 		"not json":      func(s string) string { return s[:len(s)/2] },
 		"bad specVersion": func(s string) string {
-			return strings.Replace(s, `"specVersion": "1.6"`, `"specVersion": 1.6`, 1)
+			return strings.Replace(s, `"specVersion":"1.6"`, `"specVersion":1.6`, 1)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -797,4 +813,102 @@ func TestValidateSchemaRejects(t *testing.T) {
 			assert.Error(t, ValidateSchema([]byte(bad)))
 		})
 	}
+}
+
+// A placeholder image is flagged as an invalid reference and named as
+// written, never normalised into docker.io/library/<...>.
+func TestInvalidImageReference(t *testing.T) {
+	in := vllmDeployment()
+	in.Digests = nil
+	in.Findings.Containers[0].Image = "<image>"
+	_, d := build(t, in)
+	var found bool
+	for _, c := range d.Components {
+		assert.NotContains(t, c.Name, "library/<image>")
+		if c.Type != "container" || c.Name != "<image>" {
+			continue
+		}
+		found = true
+		v, _ := prop(c.Properties, "aibom.image.invalid")
+		assert.Equal(t, "true", v)
+		assert.Empty(t, c.PURL)
+	}
+	assert.True(t, found, "the container is named as written")
+	for _, ok := range []string{"nginx", "vllm/vllm-openai:v0.6.3", "nvcr.io/nim/meta/x@sha256:" + strings.Repeat("a", 64)} {
+		assert.True(t, ValidReference(ok), ok)
+	}
+	for _, bad := range []string{"<image>", "V_IMAGE_URL", "a b", "{{ .Values.image }}"} {
+		assert.False(t, ValidReference(bad), bad)
+	}
+}
+
+// The graph: every document has dependencies whose refs resolve, the
+// workload depends on its containers, a container on what it runs, a runtime
+// on its model; images and Hugging Face models have purls.
+func TestDependencyGraph(t *testing.T) {
+	for name, in := range map[string]Input{"vllm": vllmDeployment(), "rollup": rollup(), "large": large()} {
+		t.Run(name, func(t *testing.T) {
+			res, err := Build(in)
+			require.NoError(t, err)
+			var bom struct {
+				Metadata struct {
+					Component struct {
+						BOMRef string `json:"bom-ref"`
+					} `json:"component"`
+				} `json:"metadata"`
+				Components []struct {
+					BOMRef string `json:"bom-ref"`
+					Type   string `json:"type"`
+					Name   string `json:"name"`
+					PURL   string `json:"purl"`
+				} `json:"components"`
+				Dependencies []struct {
+					Ref       string   `json:"ref"`
+					DependsOn []string `json:"dependsOn"`
+				} `json:"dependencies"`
+			}
+			require.NoError(t, json.Unmarshal(res.JSON, &bom))
+			require.NotEmpty(t, bom.Dependencies)
+			on := map[string][]string{}
+			typ := map[string]string{}
+			for _, c := range bom.Components {
+				typ[c.BOMRef] = c.Type
+				if c.Type == "container" {
+					assert.NotEmpty(t, c.PURL, "every image has a purl: %s", c.Name)
+				}
+				if c.Type == "machine-learning-model" && strings.Count(c.Name, "/") == 1 {
+					assert.True(t, strings.HasPrefix(c.PURL, "pkg:huggingface/"), c.Name)
+				}
+			}
+			for _, d := range bom.Dependencies {
+				on[d.Ref] = d.DependsOn
+			}
+			// workload -> containers -> runtime -> model
+			var runtimes int
+			for _, c := range on[bom.Metadata.Component.BOMRef] {
+				if typ[c] != "container" {
+					continue
+				}
+				for _, r := range on[c] {
+					if typ[r] == "application" || typ[r] == "platform" {
+						runtimes++
+						models := 0
+						for _, m := range on[r] {
+							if typ[m] == "machine-learning-model" || typ[m] == "application" {
+								models++
+							}
+						}
+						assert.NotZero(t, models, "the runtime %s serves a model", r)
+					}
+				}
+			}
+			assert.NotZero(t, runtimes, "a container runs a runtime")
+		})
+	}
+	// A dangling ref is refused.
+	res, err := Build(vllmDeployment())
+	require.NoError(t, err)
+	bad := strings.Replace(string(res.JSON), `"dependsOn":["aibom:container:`, `"dependsOn":["aibom:container:ffff`, 1)
+	require.NotEqual(t, string(res.JSON), bad)
+	require.ErrorContains(t, ValidateSchema([]byte(bad)), "names no component")
 }

@@ -1,6 +1,10 @@
 package document
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/distribution/reference"
+)
 
 // defaultRegistry is the registry an image reference without a registry
 // host refers to.
@@ -76,4 +80,12 @@ func IsDigest(d string) bool {
 		}
 	}
 	return true
+}
+
+// ValidReference reports whether an image reference parses as one (the
+// distribution reference grammar, as container runtimes read it): "<image>"
+// or "V_IMAGE_URL" (upper case) do not.
+func ValidReference(ref string) bool {
+	_, err := reference.ParseNormalizedNamed(strings.TrimSpace(ref))
+	return err == nil
 }

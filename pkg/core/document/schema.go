@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -63,7 +64,9 @@ func compileBOMSchema() (*jsonschema.Schema, error) {
 // ValidateSchema validates doc against the official CycloneDX 1.6 JSON
 // schema, which is bundled: it never touches the network. Format assertions
 // (date-time, iri-reference, ...) are enforced, as draft-07 prescribes. It
-// returns nil when doc is a valid CycloneDX 1.6 document.
+// also checks the referential rules the schema cannot express: bom-refs are
+// unique and every dependency ref resolves. It returns nil when doc is a
+// valid CycloneDX 1.6 document.
 func ValidateSchema(doc []byte) error {
 	bomSchemaOnce.Do(func() { bomSchema, bomSchemaErr = compileBOMSchema() })
 	if bomSchemaErr != nil {
@@ -75,6 +78,53 @@ func ValidateSchema(doc []byte) error {
 	}
 	if err := bomSchema.Validate(v); err != nil {
 		return fmt.Errorf("document: not valid CycloneDX 1.6: %w", err)
+	}
+	return checkReferences(doc)
+}
+
+// checkReferences enforces what the schema cannot: bom-refs are unique
+// across the document, and every ref of the dependency graph names the
+// workload (metadata.component) or a component.
+func checkReferences(doc []byte) error {
+	var bom struct {
+		Metadata struct {
+			Component struct {
+				BOMRef string `json:"bom-ref"`
+			} `json:"component"`
+		} `json:"metadata"`
+		Components []struct {
+			BOMRef string `json:"bom-ref"`
+		} `json:"components"`
+		Dependencies []struct {
+			Ref       string   `json:"ref"`
+			DependsOn []string `json:"dependsOn"`
+		} `json:"dependencies"`
+	}
+	if err := json.Unmarshal(doc, &bom); err != nil {
+		return fmt.Errorf("document: %w", err)
+	}
+	refs := map[string]bool{}
+	if r := bom.Metadata.Component.BOMRef; r != "" {
+		refs[r] = true
+	}
+	for _, c := range bom.Components {
+		if c.BOMRef == "" {
+			continue
+		}
+		if refs[c.BOMRef] {
+			return fmt.Errorf("document: bom-ref %q appears twice", c.BOMRef)
+		}
+		refs[c.BOMRef] = true
+	}
+	for _, d := range bom.Dependencies {
+		if !refs[d.Ref] {
+			return fmt.Errorf("document: dependency of %q, which names no component", d.Ref)
+		}
+		for _, on := range d.DependsOn {
+			if !refs[on] {
+				return fmt.Errorf("document: %q depends on %q, which names no component", d.Ref, on)
+			}
+		}
 	}
 	return nil
 }

@@ -174,10 +174,14 @@ func containerProperties(t *testing.T, doc, name string) map[string]string {
 	var found []map[string]string
 	for _, c := range bom.Components {
 		props := map[string]string{}
+		named := false
 		for _, p := range c.Properties {
 			props[p.Name] = p.Value
+			if p.Name == "aibom.container.name" && p.Value == name {
+				named = true // a component names every container running its image
+			}
 		}
-		if c.Type == "container" && props["aibom.container.name"] == name {
+		if c.Type == "container" && named {
 			found = append(found, props)
 		}
 	}

@@ -53,7 +53,7 @@ func nested(key string, depth int, leaf any) any {
 // object that is fixed recovers.
 func TestMalformedOperatorObjectsFailVisiblyAndHarmNoOne(t *testing.T) {
 	ns := newNamespace(t)
-	failedBefore := outcomes("NIMService", "scrape_failed") + outcomes("DynamoGraphDeployment", "scrape_failed")
+	failedBefore := outcomes("NIMService.apps.nvidia.com", "scrape_failed") + outcomes("DynamoGraphDeployment.nvidia.com", "scrape_failed")
 
 	manyEnv := func(bad int) []any {
 		env := make([]any, 0, 5000)
@@ -119,7 +119,7 @@ spec:
 		note := waitEvent(t, ns, b.gk.Kind, name, v1alpha1.ReasonScrapeFailed)
 		require.Contains(t, note, b.locator)
 	}
-	require.GreaterOrEqual(t, outcomes("NIMService", "scrape_failed")+outcomes("DynamoGraphDeployment", "scrape_failed"), failedBefore+float64(len(bad)),
+	require.GreaterOrEqual(t, outcomes("NIMService.apps.nvidia.com", "scrape_failed")+outcomes("DynamoGraphDeployment.nvidia.com", "scrape_failed"), failedBefore+float64(len(bad)),
 		"every failed scrape is counted")
 
 	// The others in the namespace are reported, correctly.

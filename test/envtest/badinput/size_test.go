@@ -24,7 +24,7 @@ import (
 // inlineCap is the harness controller's --max-document-bytes.
 const inlineCap = 512 * 1024
 
-var dropped = regexp.MustCompile(`"aibom\.truncation\.applied",\s*"value": "components-dropped:(\d+)"`)
+var dropped = regexp.MustCompile(`"aibom\.truncation\.applied",\s*"value":\s*"components-dropped:(\d+)"`)
 
 // A Deployment with 1,000 sidecar containers plus a vLLM container with
 // 2,000 arguments of 200 bytes (the API server stores it: about 0.5 MB)
@@ -77,8 +77,8 @@ func TestThousandContainerDeploymentIsTruncatedDeterministically(t *testing.T) {
 	require.Equal(t, 1001, a.Status.Summary.Images, "the summary describes the workload, not the truncated document")
 	require.Equal(t, "vllm", a.Status.Summary.Runtime)
 	require.Equal(t, "meta-llama/Llama-3.1-70B-Instruct", a.Status.Summary.Model)
-	require.Contains(t, doc, `"type": "machine-learning-model"`, "models outrank containers")
-	require.Less(t, strings.Count(doc, `"type": "container"`), 1001)
+	require.Contains(t, doc, `"type":"machine-learning-model"`, "models outrank containers")
+	require.Less(t, strings.Count(doc, `"type":"container"`), 1001)
 
 	// Offline, from the same object: the same bytes.
 	reg, err := core.NewRegistry(apps.New())

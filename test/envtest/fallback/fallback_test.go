@@ -399,16 +399,16 @@ func TestGroveGetListOnlyRollsUpThroughLiveReads(t *testing.T) {
 
 	// One root reconcile, caused by a change of the graph alone, once the
 	// reconciles of the chain's creation are over.
-	settle(t, "DynamoGraphDeployment")
-	before, reconciled := c.requests.snapshot(), reconciles("DynamoGraphDeployment")
+	settle(t, "DynamoGraphDeployment.nvidia.com")
+	before, reconciled := c.requests.snapshot(), reconciles("DynamoGraphDeployment.nvidia.com")
 	graph := &unstructured.Unstructured{}
 	graph.SetGroupVersionKind(dgdGK.WithVersion("v1beta1"))
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(objs[0]), graph))
 	graph.SetAnnotations(map[string]string{"example.com/touched": "1"})
 	require.NoError(t, env.Client.Update(context.Background(), graph))
-	require.Eventually(t, func() bool { return reconciles("DynamoGraphDeployment") > reconciled }, eventually, tick)
-	settle(t, "DynamoGraphDeployment") // a further reconcile, if any, lands in the count
-	after, n := c.requests.snapshot(), reconciles("DynamoGraphDeployment")-reconciled
+	require.Eventually(t, func() bool { return reconciles("DynamoGraphDeployment.nvidia.com") > reconciled }, eventually, tick)
+	settle(t, "DynamoGraphDeployment.nvidia.com") // a further reconcile, if any, lands in the count
+	after, n := c.requests.snapshot(), reconciles("DynamoGraphDeployment.nvidia.com")-reconciled
 	t.Logf("%v root reconcile(s); grove requests: %v", n, groveRequests(before, after))
 	for _, res := range groveResources {
 		lists := after["LIST "+res] - before["LIST "+res]
@@ -432,13 +432,13 @@ func TestGroveGetListOnlyRollsUpThroughLiveReads(t *testing.T) {
 	require.NoError(t, err)
 	statuses[0].(map[string]any)["imageID"] = repo + "@sha256:" + newDigest
 	require.NoError(t, unstructured.SetNestedSlice(pod.Object, statuses, "status", "containerStatuses"))
-	settle(t, "DynamoGraphDeployment")
+	settle(t, "DynamoGraphDeployment.nvidia.com")
 	before = c.requests.snapshot()
 	require.NoError(t, env.Client.Status().Update(context.Background(), pod))
 	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool {
 		return strings.Contains(doc, newDigest) && !strings.Contains(doc, workerDigest)
 	})
-	settle(t, "DynamoGraphDeployment")
+	settle(t, "DynamoGraphDeployment.nvidia.com")
 	after = c.requests.snapshot()
 	t.Logf("pod digest change: grove requests %v", groveRequests(before, after))
 	// The pod's walk: at most one live GET per Grove hop, none when the

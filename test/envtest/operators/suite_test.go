@@ -313,16 +313,19 @@ func parseContainers(doc string) ([]containerDigest, error) {
 		if comp.Type != "container" {
 			continue
 		}
+		// A component names every container that runs its image: the i-th
+		// aibom.container.name goes with the i-th aibom.container.group.
 		var c containerDigest
+		var names, groups []string
 		if len(comp.Hashes) > 0 {
 			c.digest = comp.Hashes[0].Content
 		}
 		for _, p := range comp.Properties {
 			switch p.Name {
 			case "aibom.container.name":
-				c.name = p.Value
+				names = append(names, p.Value)
 			case "aibom.container.group":
-				c.group = p.Value
+				groups = append(groups, p.Value)
 			case "aibom.image.reference":
 				c.image = p.Value
 			case "aibom.digest.source":
@@ -333,7 +336,14 @@ func parseContainers(doc string) ([]containerDigest, error) {
 				c.locator = p.Value
 			}
 		}
-		out = append(out, c)
+		for i, n := range names {
+			one := c
+			one.name = n
+			if i < len(groups) {
+				one.group = groups[i]
+			}
+			out = append(out, one)
+		}
 	}
 	return out, nil
 }

@@ -305,16 +305,24 @@ func digestOf(a *v1alpha1.AIBOM, group, name string) (string, bool) {
 		if c.Type != "container" {
 			continue
 		}
-		var cname, cgroup string
+		// The i-th container name goes with the i-th group.
+		var names, groups []string
 		for _, p := range c.Properties {
 			switch p.Name {
 			case "aibom.container.name":
-				cname = p.Value
+				names = append(names, p.Value)
 			case "aibom.container.group":
-				cgroup = p.Value
+				groups = append(groups, p.Value)
 			}
 		}
-		if cname == name && (group == "" || cgroup == group) {
+		for i, cname := range names {
+			cgroup := ""
+			if i < len(groups) {
+				cgroup = groups[i]
+			}
+			if cname != name || (group != "" && cgroup != group) {
+				continue
+			}
 			if len(c.Hashes) == 0 {
 				return "", true
 			}

@@ -1,0 +1,70 @@
+// Command corpus scans every manifest of a corpus of real manifests with
+// "aibom scan" and scores the runtimes and models it names against the
+// corpus's expected.tsv (see internal/corpus). It exits 1 when the score over
+// the kinds an enabled adapter tracks is below the targets, or when a
+// manifest makes the scanner fail.
+//
+//	go run ./hack/corpus -dir ../shared/corpus/realworld
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/internal/corpus"
+	"github.com/aibom-dev/aibom/internal/scan"
+	"github.com/aibom-dev/aibom/pkg/adapter"
+)
+
+func main() {
+	dir := flag.String("dir", "../shared/corpus/realworld", "Corpus folder holding expected.tsv and the manifests.")
+	adapters := flag.String("adapters", "all", "Adapters to enable, as for aibom scan --adapters.")
+	minRuntimes := flag.Float64("min-runtimes", 0.95, "Fail when fewer runtimes than this fraction are found over known kinds.")
+	minModels := flag.Float64("min-models", 0.95, "Fail when fewer models than this fraction are found over known kinds.")
+	flag.Parse()
+
+	enabled, err := intree.Select(*adapters)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpus:", err)
+		os.Exit(2)
+	}
+	tracked := map[schema.GroupKind]bool{}
+	for _, a := range enabled {
+		for _, k := range a.Kinds() {
+			if k.Role == adapter.RoleTracked {
+				tracked[k.GroupKind()] = true
+			}
+		}
+	}
+	results, err := corpus.Run(context.Background(), corpus.Options{
+		Dir:      *dir,
+		Tracked:  func(gk schema.GroupKind) bool { return tracked[gk] },
+		ScanArgs: []string{"--adapters", *adapters},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpus:", err)
+		os.Exit(1)
+	}
+	score := corpus.Report(os.Stdout, results)
+	failed := false
+	for _, r := range results {
+		if r.Exit != scan.ExitOK {
+			fmt.Fprintf(os.Stderr, "corpus: %s: aibom scan exited %d\n", r.Manifest, r.Exit)
+			failed = true
+		}
+	}
+	rt, md := score.Ratios()
+	if rt < *minRuntimes || md < *minModels {
+		fmt.Fprintf(os.Stderr, "corpus: below target over known kinds: runtimes %.1f%% (want %.0f%%), models %.1f%% (want %.0f%%)\n",
+			100*rt, 100**minRuntimes, 100*md, 100**minModels)
+		failed = true
+	}
+	if failed {
+		os.Exit(1)
+	}
+}

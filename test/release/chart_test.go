@@ -1,0 +1,448 @@
+package release
+
+import (
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aibom-dev/aibom/internal/manifest"
+	shippedrbac "github.com/aibom-dev/aibom/test/envtest/rbac"
+)
+
+const (
+	releaseName      = "aibom"
+	releaseNamespace = "aibom-system"
+)
+
+// repoPath is a path relative to the repository root.
+func repoPath(elem ...string) string {
+	return filepath.Join(append([]string{"..", ".."}, elem...)...)
+}
+
+var chartDir = repoPath("charts", "aibom")
+
+// kubeVersion is the version of the API server the tests run against.
+var kubeVersion = &chartutil.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
+
+// rendered is the chart rendered for one set of values.
+type rendered struct {
+	// CRDs are the chart's crds/ objects; Objects the templates' output.
+	CRDs, Objects []*unstructured.Unstructured
+	Notes         string
+}
+
+// find returns the rendered object of kind and name, or nil.
+func (r *rendered) find(kind, name string) *unstructured.Unstructured {
+	for _, o := range r.Objects {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// render renders the chart as `helm install --dry-run` would (client only,
+// against Kubernetes 1.37), with values given as YAML.
+func render(t *testing.T, valuesYAML string) *rendered {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	require.NoError(t, err)
+	vals := map[string]any{}
+	require.NoError(t, yaml.Unmarshal([]byte(valuesYAML), &vals))
+
+	install := action.NewInstall(&action.Configuration{})
+	install.DryRun, install.ClientOnly, install.Replace = true, true, true
+	install.ReleaseName, install.Namespace = releaseName, releaseNamespace
+	install.KubeVersion = kubeVersion
+	rel, err := install.Run(ch, vals)
+	require.NoError(t, err, "render the chart with values:\n%s", valuesYAML)
+
+	out := &rendered{Notes: rel.Info.Notes}
+	out.Objects, err = manifest.Decode("rendered chart", []byte(rel.Manifest))
+	require.NoError(t, err)
+	for _, crd := range ch.CRDObjects() {
+		objs, err := manifest.Decode(crd.Filename, crd.File.Data)
+		require.NoError(t, err)
+		out.CRDs = append(out.CRDs, objs...)
+	}
+	return out
+}
+
+// into converts an unstructured object to a typed one.
+func into[T any](t *testing.T, o *unstructured.Unstructured) *T {
+	t.Helper()
+	require.NotNil(t, o)
+	v := new(T)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, v))
+	return v
+}
+
+// nonDefaultValues exercises every optional part of the chart.
+const nonDefaultValues = `
+image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+replicaCount: 3
+adapters: [apps, batch]
+plugins:
+  enabled: true
+  initContainers:
+    - name: kserve-plugin
+      image: example.com/aibom-kserve-plugin:v1
+      command: [cp, /aibom-kserve, /plugins/]
+      volumeMounts: [{name: plugins, mountPath: /plugins}]
+      securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+rbac:
+  extraRules:
+    - apiGroups: [serving.kserve.io]
+      resources: [inferenceservices]
+      verbs: [get, list, watch]
+logging: {level: debug, format: console}
+metrics:
+  certSecretName: aibom-metrics-tls
+  readers: [{name: prometheus-k8s, namespace: monitoring}]
+  serviceMonitor: {enabled: true, labels: {release: prometheus}}
+networkPolicy:
+  metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]
+  egress: [{ports: [{port: 443, protocol: TCP}, {port: 6443, protocol: TCP}]}]
+priorityClassName: system-cluster-critical
+nodeSelector: {kubernetes.io/os: linux}
+tolerations: [{key: dedicated, operator: Equal, value: control, effect: NoSchedule}]
+resources: {requests: {cpu: 200m, memory: 256Mi}, limits: {cpu: "2", memory: 1Gi}}
+`
+
+// TestChartLint is `helm lint --strict` with default and non-default values.
+func TestChartLint(t *testing.T) {
+	for name, values := range map[string]string{"defaults": "", "non-default": nonDefaultValues} {
+		t.Run(name, func(t *testing.T) {
+			vals := map[string]any{}
+			require.NoError(t, yaml.Unmarshal([]byte(values), &vals))
+			lint := action.NewLint()
+			lint.Strict = true
+			lint.Namespace = releaseNamespace
+			lint.KubeVersion = kubeVersion
+			res := lint.Run([]string{chartDir}, vals)
+			for _, m := range res.Messages {
+				// INFO is advice ("icon is recommended"); anything above fails.
+				require.LessOrEqual(t, m.Severity, support.InfoSev, "helm lint: %s", m)
+			}
+			require.Empty(t, res.Errors)
+		})
+	}
+}
+
+// TestChartCRDIsTheGeneratedCRD: the chart installs exactly the CRD that
+// controller-gen generates into config/crd (make generate copies it).
+func TestChartCRDIsTheGeneratedCRD(t *testing.T) {
+	r := render(t, "")
+	generated, err := manifest.Load(repoPath("config", "crd", "bases"))
+	require.NoError(t, err)
+	require.Equal(t, generated, r.CRDs)
+	crd := r.CRDs[0]
+	categories, _, _ := unstructured.NestedStringSlice(crd.Object, "spec", "names", "categories")
+	require.NotContains(t, categories, "all", "AIBOMs must not show up in kubectl get all")
+}
+
+// TestChartMatchesKustomize: config/default and the chart with default values
+// install the same objects, apart from the Namespace (helm install
+// --create-namespace) and the labels Helm adds.
+func TestChartMatchesKustomize(t *testing.T) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resMap, err := k.Run(filesys.MakeFsOnDisk(), repoPath("config", "default"))
+	require.NoError(t, err)
+	out, err := resMap.AsYaml()
+	require.NoError(t, err)
+	kustomized, err := manifest.Decode("config/default", out)
+	require.NoError(t, err)
+
+	r := render(t, "")
+	chartObjs := map[string]*unstructured.Unstructured{}
+	for _, o := range append(slices.Clone(r.CRDs), r.Objects...) {
+		chartObjs[identity(o)] = comparable(o)
+	}
+	seen := map[string]bool{}
+	for _, o := range kustomized {
+		id := identity(o)
+		if o.GetKind() == "Namespace" {
+			continue
+		}
+		seen[id] = true
+		got, ok := chartObjs[id]
+		require.True(t, ok, "config/default installs %s; the chart does not", id)
+		require.Equal(t, comparable(o).Object, got.Object, "%s differs between config/default and the chart", id)
+	}
+	for id := range chartObjs {
+		require.True(t, seen[id], "the chart installs %s by default; config/default does not", id)
+	}
+}
+
+func identity(o *unstructured.Unstructured) string {
+	return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+}
+
+// comparable drops what legitimately differs between a Helm and a kustomize
+// install: the standard app.kubernetes.io and helm.sh labels.
+func comparable(o *unstructured.Unstructured) *unstructured.Unstructured {
+	o = o.DeepCopy()
+	strip := func(path ...string) {
+		labels, found, _ := unstructured.NestedStringMap(o.Object, path...)
+		if !found {
+			return
+		}
+		for k := range labels {
+			if strings.HasPrefix(k, "app.kubernetes.io/") || strings.HasPrefix(k, "helm.sh/") {
+				delete(labels, k)
+			}
+		}
+		if len(labels) == 0 {
+			unstructured.RemoveNestedField(o.Object, path...)
+			return
+		}
+		_ = unstructured.SetNestedStringMap(o.Object, labels, path...)
+	}
+	strip("metadata", "labels")
+	strip("spec", "template", "metadata", "labels")
+	return o
+}
+
+// TestChartRBACIsTheEnvtestRBAC: with default values the chart grants the
+// controller exactly the rules the envtest suites run it with
+// (test/envtest/rbac reads config/rbac).
+func TestChartRBACIsTheEnvtestRBAC(t *testing.T) {
+	shipped, err := shippedrbac.Load()
+	require.NoError(t, err)
+	r := render(t, "")
+	role := into[rbacv1.ClusterRole](t, r.find("ClusterRole", shipped.ClusterRole.Name))
+	require.Equal(t, shipped.ClusterRole.Rules, role.Rules)
+
+	binding := into[rbacv1.ClusterRoleBinding](t, r.find("ClusterRoleBinding", shipped.ClusterRole.Name))
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: shipped.ServiceAccount, Namespace: shipped.Namespace}}, binding.Subjects)
+	require.Equal(t, releaseNamespace, shipped.Namespace)
+
+	var envtestLeaderRole *rbacv1.Role
+	for _, o := range shipped.Objects {
+		if o.GetKind() == "Role" {
+			envtestLeaderRole = into[rbacv1.Role](t, o)
+		}
+	}
+	leader := into[rbacv1.Role](t, r.find("Role", envtestLeaderRole.Name))
+	require.Equal(t, envtestLeaderRole.Rules, leader.Rules)
+}
+
+// grant is one verb on one resource of one group.
+type grant struct{ group, resource, verb string }
+
+// controllerGrants lists every grant of the controller's ServiceAccount in
+// the rendered chart (ClusterRoles and Roles bound to it), failing on a grant
+// given twice.
+func controllerGrants(t *testing.T, r *rendered) []grant {
+	t.Helper()
+	bound := map[string]bool{}
+	for _, o := range r.Objects {
+		if o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "RoleBinding" {
+			continue
+		}
+		b := into[rbacv1.RoleBinding](t, o)
+		for _, s := range b.Subjects {
+			if s.Kind == "ServiceAccount" && s.Name == "aibom-controller" {
+				bound[b.RoleRef.Kind+"/"+b.RoleRef.Name] = true
+			}
+		}
+	}
+	var grants []grant
+	seen := map[grant]string{}
+	for _, o := range r.Objects {
+		if (o.GetKind() != "ClusterRole" && o.GetKind() != "Role") || !bound[o.GetKind()+"/"+o.GetName()] {
+			continue
+		}
+		role := into[rbacv1.ClusterRole](t, o)
+		for _, rule := range role.Rules {
+			require.Empty(t, rule.NonResourceURLs, "the controller needs no non-resource URL")
+			require.Empty(t, rule.ResourceNames)
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					for _, v := range rule.Verbs {
+						gr := grant{g, res, v}
+						require.Empty(t, seen[gr], "%v granted twice: by %s and %s", gr, seen[gr], o.GetName())
+						seen[gr] = o.GetName()
+						grants = append(grants, gr)
+					}
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, grants)
+	return grants
+}
+
+// TestChartRBACIsMinimal: no wildcard, no Secret or ConfigMap access, no
+// grant twice, and writes only on AIBOMs, Events, the Lease and the reviews
+// that authenticate metrics scrapers; the same with non-default values.
+func TestChartRBACIsMinimal(t *testing.T) {
+	writes := map[string][]string{
+		"aibom.dev/aiboms":                          {"create", "update", "patch", "delete"},
+		"aibom.dev/aiboms/status":                   {"update", "patch"},
+		"/events":                                   {"create", "patch"},
+		"events.k8s.io/events":                      {"create", "patch"},
+		"coordination.k8s.io/leases":                {"create", "update"},
+		"authentication.k8s.io/tokenreviews":        {"create"},
+		"authorization.k8s.io/subjectaccessreviews": {"create"},
+	}
+	for name, values := range map[string]string{"defaults": "", "non-default": nonDefaultValues} {
+		t.Run(name, func(t *testing.T) {
+			for _, g := range controllerGrants(t, render(t, values)) {
+				require.NotContains(t, []string{g.group, g.resource, g.verb}, "*", "wildcard in %v", g)
+				require.NotContains(t, []string{"secrets", "configmaps", "serviceaccounts/token"}, g.resource, "%v", g)
+				if slices.Contains([]string{"get", "list", "watch"}, g.verb) {
+					continue
+				}
+				require.Contains(t, writes[g.group+"/"+g.resource], g.verb, "write %v is not one the controller needs", g)
+			}
+		})
+	}
+}
+
+// TestChartAdaptersTrimRBAC: enabling fewer adapters grants fewer kinds.
+func TestChartAdaptersTrimRBAC(t *testing.T) {
+	groups := func(values string) []string {
+		set := map[string]bool{}
+		for _, g := range controllerGrants(t, render(t, values)) {
+			set[g.group] = true
+		}
+		var out []string
+		for g := range set {
+			out = append(out, g)
+		}
+		sort.Strings(out)
+		return out
+	}
+	all := groups("")
+	for _, g := range []string{"apps", "batch", "nvidia.com", "apps.nvidia.com", "grove.io", "leaderworkerset.x-k8s.io", "disaggregatedset.x-k8s.io"} {
+		require.Contains(t, all, g)
+	}
+	some := groups("adapters: [apps, batch]\nmetrics: {secure: false}")
+	require.Equal(t, []string{"", "aibom.dev", "apiextensions.k8s.io", "apps", "batch", "coordination.k8s.io", "events.k8s.io"}, some)
+}
+
+// TestChartSecureDefaults: the pod as a security review reads it.
+func TestChartSecureDefaults(t *testing.T) {
+	for name, values := range map[string]string{"defaults": "", "non-default": nonDefaultValues} {
+		t.Run(name, func(t *testing.T) {
+			r := render(t, values)
+			d := into[appsv1.Deployment](t, r.find("Deployment", "aibom-controller"))
+			pod := d.Spec.Template.Spec
+			require.True(t, *pod.SecurityContext.RunAsNonRoot)
+			require.EqualValues(t, 65532, *pod.SecurityContext.RunAsUser)
+			require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+			require.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC)
+			for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+				if c.Name != "manager" {
+					continue // a plugin's init container is the user's
+				}
+				sc := c.SecurityContext
+				require.False(t, *sc.AllowPrivilegeEscalation)
+				require.True(t, *sc.ReadOnlyRootFilesystem)
+				require.False(t, *sc.Privileged)
+				require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+				require.Empty(t, sc.Capabilities.Add)
+				require.False(t, c.Resources.Requests.Cpu().IsZero())
+				require.False(t, c.Resources.Requests.Memory().IsZero())
+				require.False(t, c.Resources.Limits.Memory().IsZero())
+				require.False(t, c.Resources.Limits.Cpu().IsZero())
+				require.Contains(t, c.Args, "--leader-elect")
+				require.NotContains(t, c.Args, "--metrics-secure=false")
+				require.NotContains(t, c.Args, "--zap-devel")
+				require.NotNil(t, c.ReadinessProbe)
+				require.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+				require.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+				for _, e := range c.Env {
+					require.Nil(t, e.ValueFrom.SecretKeyRef, "no Secret in the environment")
+				}
+			}
+			if name == "defaults" {
+				c := pod.Containers[0]
+				require.Equal(t, "ghcr.io/aibom-dev/aibom-controller:"+readVersion(t), c.Image)
+				require.Contains(t, c.Args, "--zap-log-level=info")
+				require.Contains(t, c.Args, "--zap-encoder=json")
+				require.EqualValues(t, 2, *d.Spec.Replicas)
+				require.NotNil(t, pod.Affinity.PodAntiAffinity)
+				require.NotNil(t, r.find("PodDisruptionBudget", "aibom-controller"))
+				require.NotNil(t, r.find("NetworkPolicy", "aibom-controller"))
+				require.Nil(t, r.find("ServiceMonitor", "aibom-controller"), "no Prometheus Operator is assumed")
+				require.Empty(t, pod.Volumes, "no volume, no Secret mounted by default")
+			}
+		})
+	}
+}
+
+// TestChartNonDefaultValues: each value reaches the object it is for.
+func TestChartNonDefaultValues(t *testing.T) {
+	r := render(t, nonDefaultValues)
+	d := into[appsv1.Deployment](t, r.find("Deployment", "aibom-controller"))
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	require.Equal(t, "ghcr.io/aibom-dev/aibom-controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", c.Image, "by digest")
+	require.EqualValues(t, 3, *d.Spec.Replicas)
+	require.Contains(t, c.Args, "--adapters=apps,batch")
+	require.Contains(t, c.Args, "--adapter-plugin-dir=/plugins")
+	require.Contains(t, c.Args, "--metrics-cert-dir=/etc/aibom/metrics-tls")
+	require.Contains(t, c.Args, "--zap-log-level=debug")
+	require.Equal(t, "system-cluster-critical", pod.PriorityClassName)
+	require.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, pod.NodeSelector)
+	require.Len(t, pod.Tolerations, 1)
+	require.Len(t, pod.InitContainers, 1)
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	require.Equal(t, map[string]string{"plugins": "/plugins", "tmp": "/tmp", "metrics-tls": "/etc/aibom/metrics-tls"}, mounts,
+		"plugins need a writable /tmp; the root filesystem stays read-only")
+	require.Equal(t, "2", c.Resources.Limits.Cpu().String())
+
+	role := into[rbacv1.ClusterRole](t, r.find("ClusterRole", "aibom-controller"))
+	require.Contains(t, role.Rules, rbacv1.PolicyRule{APIGroups: []string{"serving.kserve.io"}, Resources: []string{"inferenceservices"}, Verbs: []string{"get", "list", "watch"}})
+	readers := into[rbacv1.ClusterRoleBinding](t, r.find("ClusterRoleBinding", "aibom-metrics-reader"))
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}, readers.Subjects)
+
+	sm := r.find("ServiceMonitor", "aibom-controller")
+	require.NotNil(t, sm)
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	require.Equal(t, "https", endpoints[0].(map[string]any)["scheme"])
+	require.NotNil(t, r.find("PodDisruptionBudget", "aibom-controller"))
+}
+
+// TestChartRejectsBadValues: values.schema.json refuses a misspelt value
+// (instead of silently ignoring it) and values the controller would refuse.
+func TestChartRejectsBadValues(t *testing.T) {
+	ch, err := loader.Load(chartDir)
+	require.NoError(t, err)
+	for values, want := range map[string]string{
+		"image: {digest: latest}":         "/image/digest",
+		"replicacount: 3":                 "replicacount",
+		"adapters: [kserve]":              "/adapters/0",
+		"logging: {format: text}":         "/logging/format",
+		"metrics: {readers: [{name: p}]}": "namespace",
+	} {
+		vals := map[string]any{}
+		require.NoError(t, yaml.Unmarshal([]byte(values), &vals))
+		install := action.NewInstall(&action.Configuration{})
+		install.DryRun, install.ClientOnly, install.ReleaseName, install.Namespace = true, true, releaseName, releaseNamespace
+		install.KubeVersion = kubeVersion
+		_, err = install.Run(ch, vals)
+		require.ErrorContains(t, err, want, "values %s", values)
+	}
+}
