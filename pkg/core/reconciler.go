@@ -126,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	ctx = log.IntoContext(ctx, logger)
 	outcome, err := r.reconcileWorkload(ctx, req)
 	if outcome == OutcomeOwnerNotSynced {
-		reconcileOutcomes.WithLabelValues(req.Kind, outcome).Inc()
+		reconcileOutcomes.WithLabelValues(req.GroupKind.String(), outcome).Inc()
 		return reconcile.Result{RequeueAfter: r.undecidedBackoff(req)}, nil
 	}
 	r.undecided.Delete(req)

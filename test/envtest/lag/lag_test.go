@@ -52,7 +52,7 @@ func TestUnsyncedOwnerKindNeverCausesAChildAIBOM(t *testing.T) {
 	c := startController(t, lag, cronJobGK)
 	ns := env.NewNamespace(t, "lag", true)
 	undecided := func() float64 {
-		return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": "Job", "outcome": "owner_not_synced"})
+		return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": "Job.batch", "outcome": "owner_not_synced"})
 	}
 	before := undecided()
 	env.MustApply(t, ns, cronJobWithJob)

@@ -17,7 +17,7 @@ import (
 // outcomes sums aibom_workload_reconcile_outcomes_total of Deployments by
 // outcome.
 func deploymentOutcome(outcome string) float64 {
-	return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": "Deployment", "outcome": outcome})
+	return harness.MetricValue("aibom_workload_reconcile_outcomes_total", map[string]string{"kind": "Deployment.apps", "outcome": outcome})
 }
 
 // The periodic re-verification, on a settled cluster, after a restart (the
