@@ -350,24 +350,13 @@ func runningImages(obj client.Object) []any {
 	return out
 }
 
-// ForNamespaces returns the handler for namespaces: a change of the opt-in
-// label asks the workers to re-evaluate every tracked workload in the
-// namespace and the subject of every AIBOM there (so that opting out deletes
-// them all).
-func (m EventMapper) ForNamespaces() handler.TypedEventHandler[client.Object, Request] {
-	return handler.TypedFuncs[client.Object, Request]{
-		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[client.Object], q queue) {
-			if ev.Object.GetLabels()[OptInLabel] == "true" {
-				q.Add(Request{Op: OpNamespace, Namespace: ev.Object.GetName()})
-			}
-		},
-		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[client.Object], q queue) {
-			if ev.ObjectOld.GetLabels()[OptInLabel] != ev.ObjectNew.GetLabels()[OptInLabel] {
-				m.Roots.invalidate(ev.ObjectNew.GetName())
-				q.Add(Request{Op: OpNamespace, Namespace: ev.ObjectNew.GetName()})
-			}
-		},
-	}
+// NamespaceChanged asks the workers to re-evaluate every tracked workload
+// of a namespace whose opt-in changed and the subject of every AIBOM there
+// (so that opting out deletes them all). NamespaceSet.OnChange calls it,
+// once the filter knows the change.
+func (m EventMapper) NamespaceChanged(namespace string, q adder) {
+	m.Roots.invalidate(namespace)
+	q.Add(Request{Op: OpNamespace, Namespace: namespace})
 }
 
 func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {

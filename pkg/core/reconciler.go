@@ -250,6 +250,16 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 			return OutcomeScrapeFailed, nil
 		}
 	}
+	if existing == nil {
+		if rec, ok := r.written.load(key); ok && rec.uid != "" {
+			// Created by this process, not in the cache yet: no second
+			// create (it would only fail).
+			if rec.inputHash == inputs.Hash {
+				return unchangedOutcome(inputs.ScrapeErr), nil
+			}
+			return OutcomeError, errStaleCache
+		}
+	}
 	rep := inputs.Build()
 	if sameSubject && existing.Status.InputHash == inputs.Hash &&
 		(rep.ScrapeErr != nil || rep.BuildErr != nil || existing.Status.DocumentSHA256 == rep.Status.DocumentSHA256) {

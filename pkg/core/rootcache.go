@@ -133,11 +133,16 @@ func (c *RootCache) reachedFrom(uid types.UID) (Request, bool) {
 
 // NamespaceSet is the event path's enqueue filter: the namespaces that have
 // opted in, kept from the namespace informer's events (a map lookup per
-// event, no read).
+// event, no read). It also announces opt-in changes (OnChange), after the set
+// has changed: an event dropped just before is of an object already in its
+// cache, which the announcement's re-evaluation lists.
 type NamespaceSet struct {
 	mu     sync.RWMutex
 	in     map[string]bool
 	synced toolscache.InformerSynced
+	// OnChange is called with a namespace whose opt-in changed (opted in
+	// when created, or its label changed); may be nil.
+	OnChange func(namespace string)
 }
 
 // NewNamespaceSet returns an empty set.
@@ -162,12 +167,17 @@ func (s *NamespaceSet) set(obj any) {
 	if !ok {
 		return
 	}
+	in := o.GetLabels()[OptInLabel] == "true"
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if o.GetLabels()[OptInLabel] == "true" {
+	changed := s.in[o.GetName()] != in
+	if in {
 		s.in[o.GetName()] = true
 	} else {
 		delete(s.in, o.GetName())
+	}
+	s.mu.Unlock()
+	if changed && s.OnChange != nil {
+		s.OnChange(o.GetName())
 	}
 }
 

@@ -142,9 +142,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		return nil, nil, fmt.Errorf("core setup: namespace filter: %w", err)
 	}
 	namespaces.synced = reg.HasSynced
-	if err := ctrl.Watch(source.TypedKind[client.Object, Request](mgr.GetCache(), client.Object(ns), sup.Mapper.ForNamespaces())); err != nil {
-		return nil, nil, fmt.Errorf("core setup: watch namespaces: %w", err)
-	}
+	namespaces.OnChange = func(name string) { sup.Mapper.NamespaceChanged(name, &sup.queue) }
 	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, sup.Mapper.ForAIBOMs())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}

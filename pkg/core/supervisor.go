@@ -367,17 +367,21 @@ func (s *Supervisor) discover(ctx context.Context) {
 			// informer.
 			if fallback, err := s.needsFallback(ctx, kw.entry); err == nil && !fallback {
 				s.Log.Info("kind may be watched now; leaving the live-read fallback", "kind", e.Kind.String())
-				s.stop(e.GroupKind())
-				if err := s.start(ctx, kw.entry); err != nil {
+				err := s.start(ctx, kw.entry)
+				if err != nil {
 					s.Log.Error(err, "cannot start the kind's watch", "kind", e.Kind.String())
 				}
+				s.retire(kw, err == nil, false)
 			}
 		case kw != nil && kw.entry.Version == version:
 			// Unchanged.
 		default:
+			// The previous version's watch, if any, keeps serving until the
+			// new one is in place: in between, the kind is registered and
+			// not synced (a walk through it does not decide), never absent
+			// (a walk would report its children as roots).
 			if kw != nil {
 				s.Log.Info("kind's preferred served version changed; restarting its watch", "kind", e.Kind.String(), "from", kw.entry.Version, "to", version)
-				s.stop(e.GroupKind())
 			}
 			if err := s.Registry.SetServedVersion(e.GroupKind(), version); err != nil {
 				s.Log.Error(err, "version negotiation")
@@ -388,11 +392,14 @@ func (s *Supervisor) discover(ctx context.Context) {
 				s.Log.V(1).Info("cannot review the kind's permissions; watching it", "kind", e.Kind.String(), "error", err.Error())
 			} else if fallback {
 				s.startFallback(ctx, e)
+				s.retire(kw, true, true)
 				continue
 			}
-			if err := s.start(ctx, e); err != nil {
+			err := s.start(ctx, e)
+			if err != nil {
 				s.Log.Error(err, "cannot start the kind's watch", "kind", e.Kind.String())
 			}
+			s.retire(kw, err == nil, false)
 		}
 	}
 }
@@ -458,6 +465,26 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 	s.crdBacked(kctx, kw)
 	s.Log.Info("watching kind", "kind", e.Kind.String(), "version", e.Version, "role", e.Role)
 	return nil
+}
+
+// retire stops a kind's previous watch once its successor is in place
+// (replaced), or, when the successor could not start, removes it too.
+// nowFallback: the successor is on the live-read fallback.
+func (s *Supervisor) retire(old *kindWatch, replaced, nowFallback bool) {
+	if old == nil {
+		return
+	}
+	old.cancel()
+	if old.fallback && !nowFallback {
+		watchFallback.WithLabelValues(old.entry.Kind.String()).Set(0)
+	}
+	if !replaced {
+		s.mu.Lock()
+		if s.kinds[old.entry.GroupKind()] == old {
+			delete(s.kinds, old.entry.GroupKind())
+		}
+		s.mu.Unlock()
+	}
 }
 
 func (s *Supervisor) stop(gk schema.GroupKind) {

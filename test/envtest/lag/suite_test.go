@@ -19,6 +19,7 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/adapters/batch"
+	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -58,7 +59,26 @@ func startController(t *testing.T, lag *harness.Lag, unreadable ...schema.GroupK
 		}
 		require.Eventually(t, func() bool { return c.Supervisor.Healthy(e.GroupKind()) }, eventually, 20*time.Millisecond, "kind %s never synced", e.Kind)
 	}
+	waitIdle(t)
 	return c
+}
+
+// waitIdle waits until the controller's queue is empty and no worker is
+// busy for a few polls in a row (the replay of what earlier tests left in
+// the cluster is over), so that a test's timing depends on its own objects.
+func waitIdle(t *testing.T) {
+	t.Helper()
+	idle := 0
+	require.Eventually(t, func() bool {
+		busy := harness.MetricValue("workqueue_depth", map[string]string{"name": core.ControllerName}) +
+			harness.MetricValue("controller_runtime_active_workers", map[string]string{"controller": core.ControllerName})
+		if busy == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+		return idle >= 5
+	}, eventually, 50*time.Millisecond, "the controller never went idle")
 }
 
 // cronJobWithJob is a CronJob and the Job it spawned (controlled by it).
