@@ -68,7 +68,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileOutcomes, eventMappings, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
+	metrics.Registry.MustRegister(foreignAIBOMs, reconcileOutcomes, eventMappings, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
 }
 
 func setHealth(e Entry, healthy bool) {

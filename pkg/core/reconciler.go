@@ -128,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 	}
 	logger := log.FromContext(ctx).WithValues("kind", req.GroupKind.String(), "namespace", req.Namespace, "name", req.Name)
 	ctx = log.IntoContext(ctx, logger)
-	outcome, err := r.reconcileWorkload(ctx, req)
+	outcome, err := r.reconcileWorkload(withWorkload(ctx, req), req)
 	if forgetsReferences(outcome) {
 		r.References.Forget(req)
 	}
@@ -369,9 +369,16 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	} else {
 		aibom = existing.DeepCopy()
 		behind = append(behind, existing.ResourceVersion)
-		if aibom.Spec.Subject.UID != string(obj.GetUID()) {
-			// The workload was re-created under the same name: re-point the
-			// AIBOM at the new object.
+		if foreign := foreignSubject(existing, entry, obj); foreign != "" {
+			// An AIBOM under the name this workload's AIBOM has, which this
+			// controller did not write for it (made by hand, or by someone
+			// else): taken over and rewritten, and the workload's Events say
+			// so.
+			r.warn(obj, ReasonAIBOMTakenOver, "TakeOver", fmt.Sprintf("AIBOM %s %s; it is rewritten for this workload", key.Name, foreign))
+		}
+		if aibom.Spec.Subject.UID != string(obj.GetUID()) || existing.Labels[ManagedByLabel] != ManagedBy {
+			// The workload was re-created under the same name (or the
+			// AIBOM was not ours): re-point the AIBOM at the object.
 			setSubject(aibom, entry, obj)
 			if err := r.Writer.Update(ctx, aibom); err != nil {
 				return OutcomeError, fmt.Errorf("update AIBOM %s: %w", key, err)
@@ -414,6 +421,10 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 
 func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructured) {
 	aibom.Spec.Subject = v1alpha1.Subject{APIVersion: obj.GetAPIVersion(), Kind: entry.Kind.Kind, Name: obj.GetName(), UID: string(obj.GetUID())}
+	if aibom.Labels == nil {
+		aibom.Labels = map[string]string{}
+	}
+	aibom.Labels[ManagedByLabel] = ManagedBy
 	// Garbage collection removes the AIBOM with its workload.
 	aibom.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: obj.GetAPIVersion(), Kind: entry.Kind.Kind, Name: obj.GetName(), UID: obj.GetUID(),
@@ -437,6 +448,14 @@ func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why 
 		return fmt.Errorf("get AIBOM %s: %w", key, err)
 	} else {
 		uid = existing.UID
+		if w, ok := workloadOf(ctx); ok && (existing.Spec.Subject.Kind != w.Kind || existing.Spec.Subject.Name != w.Name) {
+			// Not this workload's AIBOM, although it has its name: a
+			// hand-made or foreign object, reported and left alone.
+			foreignAIBOMs.WithLabelValues("left").Inc()
+			log.FromContext(ctx).Info("AIBOM under this workload's AIBOM name describes another subject; left alone",
+				"aibom", key.Name, "subject", existing.Spec.Subject.Kind+"/"+existing.Spec.Subject.Name)
+			return nil
+		}
 	}
 	victim := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	var opts []client.DeleteOption

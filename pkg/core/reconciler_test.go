@@ -316,3 +316,45 @@ func TestUnmatchedRoots(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, f.aibom(t).Status.Document, `"aibom.match"`)
 }
+
+// The controller marks what it writes; an AIBOM under a workload's AIBOM
+// name that describes another subject is taken over with an Event when the
+// workload is reported, and left alone when the workload's AIBOM would be
+// deleted.
+func TestAIBOMIdentity(t *testing.T) {
+	ctx := context.Background()
+	f := newReconcilerFixture(t, 0)
+	_, err := f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	a := f.aibom(t)
+	require.Equal(t, ManagedBy, a.Labels[ManagedByLabel], "what the controller writes is marked")
+
+	// A hand-made AIBOM under that name, describing something else.
+	require.NoError(t, f.client.Delete(ctx, a))
+	forged := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: f.key.Namespace, Name: f.key.Name},
+		Spec: v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: "apps/v1", Kind: "Deployment", Name: "someone-else", UID: "u-x"}}}
+	require.NoError(t, f.client.Create(ctx, forged))
+	f.r.written = writeLog{}
+	_, err = f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	a = f.aibom(t)
+	require.Equal(t, "graph", a.Spec.Subject.Name, "taken over and rewritten for the workload")
+	require.Equal(t, ManagedBy, a.Labels[ManagedByLabel])
+	require.NotEmpty(t, a.Status.Document)
+	var reasons []string
+	for _, e := range f.events.events {
+		reasons = append(reasons, e.reason)
+	}
+	require.Contains(t, reasons, ReasonAIBOMTakenOver)
+
+	// The workload goes; an AIBOM of another subject under its name stays.
+	require.NoError(t, f.client.Delete(ctx, a))
+	other := forged.DeepCopy()
+	other.ResourceVersion = ""
+	require.NoError(t, f.client.Create(ctx, other))
+	f.r.written = writeLog{}
+	f.r.Store = NewMemoryStore(nil)
+	_, err = f.r.Reconcile(ctx, f.req)
+	require.NoError(t, err)
+	require.Equal(t, "someone-else", f.aibom(t).Spec.Subject.Name, "another subject's AIBOM is not deleted")
+}
