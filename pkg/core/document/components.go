@@ -381,104 +381,98 @@ func runtimeFacts(runtimes []adapter.Runtime) []fact {
 			versions[k] = append(versions[k], r.Version)
 		}
 	}
-	var g group[adapter.Runtime]
-	for _, r := range runtimes {
-		k := strconv.FormatBool(r.Platform) + "\x00" + r.Name
-		if r.Version == "" && len(versions[k]) == 1 {
-			r.Version = versions[k][0]
+	runtimes = slices.Clone(runtimes) // the input is not changed
+	for i, r := range runtimes {
+		if k := strconv.FormatBool(r.Platform) + "\x00" + r.Name; r.Version == "" && len(versions[k]) == 1 {
+			runtimes[i].Version = versions[k][0]
 		}
-		g.add(k+"\x00"+r.Version, r)
 	}
-	var out []fact
-	for _, key := range g.order {
-		rs := g.items[key]
-		typ := cdx.ComponentTypeApplication
-		if rs[0].Platform {
-			typ = cdx.ComponentTypePlatform
-		}
-		pieces := make([]piece, len(rs))
-		for i, r := range rs {
-			pieces[i] = piece{r.Confidence, r.Evidence}
-		}
-		f := newComponent(tierRuntime, typ, key, rs[0].Name, rs[0].Version, pieces, nil)
-		f.component.PackageURL = runtimePURL(rs[0].Name, rs[0].Version)
-		out = append(out, f)
-	}
-	return out
+	return groupFacts(runtimes,
+		func(r adapter.Runtime) string {
+			return strconv.FormatBool(r.Platform) + "\x00" + r.Name + "\x00" + r.Version
+		},
+		func(r adapter.Runtime) piece { return piece{r.Confidence, r.Evidence} },
+		func(key string, rs []adapter.Runtime, pieces []piece) fact {
+			typ := cdx.ComponentTypeApplication
+			if rs[0].Platform {
+				typ = cdx.ComponentTypePlatform
+			}
+			f := newComponent(tierRuntime, typ, key, rs[0].Name, rs[0].Version, pieces, nil)
+			f.component.PackageURL = runtimePURL(rs[0].Name, rs[0].Version)
+			return f
+		})
 }
 
 // modelFacts gives one component per model (name, version): every claim is
 // a piece of its evidence; the sources and served names of all claims are
 // kept as properties.
 func modelFacts(models []adapter.Model) []fact {
-	var g group[adapter.Model]
-	for _, m := range models {
-		g.add(m.Name+"\x00"+m.Version, m)
-	}
-	var out []fact
-	for _, key := range g.order {
-		ms := g.items[key]
-		pieces := make([]piece, len(ms))
-		var sources, served []string
-		nimImage := false
-		for i, m := range ms {
-			pieces[i] = piece{m.Confidence, m.Evidence}
-			nimImage = nimImage || m.Evidence.Source == adapter.SourceImagePattern
-			if m.Source != "" {
-				sources = append(sources, m.Source)
+	return groupFacts(models,
+		func(m adapter.Model) string { return m.Name + "\x00" + m.Version },
+		func(m adapter.Model) piece { return piece{m.Confidence, m.Evidence} },
+		func(key string, ms []adapter.Model, pieces []piece) fact {
+			var sources, served []string
+			nimImage := false
+			for _, m := range ms {
+				nimImage = nimImage || m.Evidence.Source == adapter.SourceImagePattern
+				if m.Source != "" {
+					sources = append(sources, m.Source)
+				}
+				if m.ServedName != "" {
+					served = append(served, m.ServedName)
+				}
 			}
-			if m.ServedName != "" {
-				served = append(served, m.ServedName)
+			var extra []cdx.Property
+			for _, v := range sortedDistinct(sources) {
+				extra = append(extra, cdx.Property{Name: propModelSource, Value: v})
 			}
-		}
-		var extra []cdx.Property
-		for _, v := range sortedDistinct(sources) {
-			extra = append(extra, cdx.Property{Name: propModelSource, Value: v})
-		}
-		for _, v := range sortedDistinct(served) {
-			extra = append(extra, cdx.Property{Name: propModelServedName, Value: v})
-		}
-		f := newComponent(tierModel, cdx.ComponentTypeMachineLearningModel, key, ms[0].Name, ms[0].Version, pieces, extra)
-		f.component.PackageURL = modelPURL(ms[0].Name, ms[0].Version, sources, nimImage)
-		out = append(out, f)
-	}
-	return out
+			for _, v := range sortedDistinct(served) {
+				extra = append(extra, cdx.Property{Name: propModelServedName, Value: v})
+			}
+			f := newComponent(tierModel, cdx.ComponentTypeMachineLearningModel, key, ms[0].Name, ms[0].Version, pieces, extra)
+			f.component.PackageURL = modelPURL(ms[0].Name, ms[0].Version, sources, nimImage)
+			return f
+		})
 }
 
 // frameworkFacts gives one component per evaluation or training framework.
 func frameworkFacts(frameworks []adapter.Framework) []fact {
-	var g group[adapter.Framework]
-	for _, x := range frameworks {
-		g.add(x.Name+"\x00"+x.Purpose, x)
-	}
-	var out []fact
-	for _, key := range g.order {
-		xs := g.items[key]
-		pieces := make([]piece, len(xs))
-		for i, x := range xs {
-			pieces[i] = piece{x.Confidence, x.Evidence}
-		}
-		out = append(out, newComponent(tierFramework, cdx.ComponentTypeFramework, key, xs[0].Name, "", pieces,
-			[]cdx.Property{{Name: propFrameworkPurpose, Value: xs[0].Purpose}}))
-	}
-	return out
+	return groupFacts(frameworks,
+		func(x adapter.Framework) string { return x.Name + "\x00" + x.Purpose },
+		func(x adapter.Framework) piece { return piece{x.Confidence, x.Evidence} },
+		func(key string, xs []adapter.Framework, pieces []piece) fact {
+			return newComponent(tierFramework, cdx.ComponentTypeFramework, key, xs[0].Name, "", pieces,
+				[]cdx.Property{{Name: propFrameworkPurpose, Value: xs[0].Purpose}})
+		})
 }
 
 // dataFacts gives one component per data source (name and kind).
 func dataFacts(data []adapter.Data) []fact {
-	var g group[adapter.Data]
-	for _, d := range data {
-		g.add(d.Name+"\x00"+d.Kind, d)
+	return groupFacts(data,
+		func(d adapter.Data) string { return d.Name + "\x00" + d.Kind },
+		func(d adapter.Data) piece { return piece{d.Confidence, d.Evidence} },
+		func(key string, ds []adapter.Data, pieces []piece) fact {
+			return newComponent(tierData, cdx.ComponentTypeData, key, ds[0].Name, "", pieces,
+				[]cdx.Property{{Name: propDataKind, Value: ds[0].Kind}})
+		})
+}
+
+// groupFacts builds one fact per identity: claims are grouped by key (in
+// the order identities are first seen), and build gets each group with the
+// pieces of evidence of its claims.
+func groupFacts[T any](claims []T, key func(T) string, ev func(T) piece, build func(key string, group []T, pieces []piece) fact) []fact {
+	var g group[T]
+	for _, c := range claims {
+		g.add(key(c), c)
 	}
-	var out []fact
-	for _, key := range g.order {
-		ds := g.items[key]
-		pieces := make([]piece, len(ds))
-		for i, d := range ds {
-			pieces[i] = piece{d.Confidence, d.Evidence}
+	out := make([]fact, 0, len(g.order))
+	for _, k := range g.order {
+		xs := g.items[k]
+		pieces := make([]piece, len(xs))
+		for i, x := range xs {
+			pieces[i] = ev(x)
 		}
-		out = append(out, newComponent(tierData, cdx.ComponentTypeData, key, ds[0].Name, "", pieces,
-			[]cdx.Property{{Name: propDataKind, Value: ds[0].Kind}}))
+		out = append(out, build(k, xs, pieces))
 	}
 	return out
 }
