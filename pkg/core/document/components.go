@@ -494,16 +494,39 @@ func sortedDistinct(list []string) []string {
 //   - the workload (metadata.component) depends on every container and on
 //     the runtimes and frameworks read from no container (see encode).
 func link(facts []fact) {
-	owner := make([][]int, len(facts)) // fact -> the container facts it was read from
+	// Which container facts each fact was read from: a locator lies inside
+	// a container when a container path is one of its prefixes ending just
+	// before ".", "(" or "[" (one map lookup per such boundary).
+	byPath := map[string][]int{}
+	for j, c := range facts {
+		if c.component.Type == cdx.ComponentTypeContainer {
+			for _, p := range c.containerPaths {
+				if p != "" {
+					byPath[p] = append(byPath[p], j)
+				}
+			}
+		}
+	}
+	owner := make([][]int, len(facts))  // fact -> the container facts it was read from
+	readIn := make([][]int, len(facts)) // container fact -> the facts read from it, in order
 	for i, f := range facts {
 		if f.component.Type == cdx.ComponentTypeContainer {
 			continue
 		}
-		for j, c := range facts {
-			if c.component.Type != cdx.ComponentTypeContainer || !readFrom(f.paths, c.containerPaths) {
-				continue
+		seen := map[int]bool{}
+		for _, l := range f.paths {
+			for k := 1; k < len(l); k++ {
+				if !strings.ContainsRune(".([", rune(l[k])) {
+					continue
+				}
+				for _, j := range byPath[l[:k]] {
+					if !seen[j] {
+						seen[j] = true
+						owner[i] = append(owner[i], j)
+						readIn[j] = append(readIn[j], i)
+					}
+				}
 			}
-			owner[i] = append(owner[i], j)
 		}
 	}
 	isRuntime := func(f fact) bool {
@@ -512,16 +535,12 @@ func link(facts []fact) {
 	isContent := func(f fact) bool {
 		return f.component.Type == cdx.ComponentTypeMachineLearningModel || f.component.Type == cdx.ComponentTypeData
 	}
-	in := func(i, c int) bool { return slices.Contains(owner[i], c) }
 	for c := range facts {
 		if facts[c].component.Type != cdx.ComponentTypeContainer {
 			continue
 		}
 		var platforms, runtimes, content []int
-		for i := range facts {
-			if !in(i, c) {
-				continue
-			}
+		for _, i := range readIn[c] {
 			switch {
 			case facts[i].component.Type == cdx.ComponentTypePlatform:
 				platforms = append(platforms, i)
@@ -565,19 +584,6 @@ func link(facts []fact) {
 			addLinks(facts, i, unattached)
 		}
 	}
-}
-
-// readFrom reports whether a locator lies inside one of the container
-// paths: "<path>." or "<path>(" or "<path>[" follows.
-func readFrom(locators, containerPaths []string) bool {
-	for _, l := range locators {
-		for _, p := range containerPaths {
-			if p != "" && strings.HasPrefix(l, p) && len(l) > len(p) && strings.ContainsRune(".([", rune(l[len(p)])) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func addLinks(facts []fact, from int, to []int) {
