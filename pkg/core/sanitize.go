@@ -38,9 +38,9 @@ func sanitize(ctx context.Context, adapterName string, f *adapter.Findings) {
 			refused++
 			continue
 		}
-		name := podtemplate.RedactInto(p.Name, "properties["+p.Name+"]", f)
-		p.Value = podtemplate.RedactInto(p.Value, "properties["+name+"]", f)
-		p.Name = name
+		// The name is redacted before it is used in a locator.
+		p.Name = podtemplate.RedactInto(p.Name, "properties", f)
+		p.Value = podtemplate.RedactInto(p.Value, "properties["+p.Name+"]", f)
 		kept = append(kept, p)
 	}
 	f.Properties = kept
