@@ -268,9 +268,11 @@ func (r *commandReader) finish() {
 	}
 	served := r.served[0]
 	attached := false
+	// Every model the command line names (a flag or a positional argument;
+	// not a model id quoted in inline Python) is the one it serves.
 	for i := range r.f.Models {
 		m := &r.f.Models[i]
-		if m.Confidence == adapter.Declared || strings.Contains(m.Evidence.Locator, " serve)") {
+		if !strings.HasSuffix(m.Evidence.Locator, "(python)") {
 			if m.Name != served.Name && m.ServedName == "" {
 				m.ServedName = served.Name
 			}
