@@ -54,7 +54,6 @@ var (
 
 // placeholderValues are stand-ins that name no model.
 var placeholderValues = map[string]bool{
-	"replaced-by-kustomize": true, "dummy-model-name": true, "dummy": true, "changeme": true,
 	"change-me": true, "your-model": true, "your_model": true, "my-model": true, "model-name": true,
 	"model_name": true, "model-id": true, "model_id": true, "placeholder": true, "todo": true,
 	"none": true, "null": true, "nil": true, "true": true, "false": true, "auto": true,
@@ -72,7 +71,19 @@ func IsPlaceholder(v string) bool {
 	if placeholderWord.MatchString(v) || placeholderValues[strings.ToLower(v)] {
 		return true
 	}
+	// A stand-in word as one of its parts: "dummy-model-name",
+	// "replaced-by-kustomize", "changeme", "model_placeholder".
+	for _, part := range strings.FieldsFunc(strings.ToLower(v), func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == '/' }) {
+		if placeholderParts[part] {
+			return true
+		}
+	}
 	return false
+}
+
+// placeholderParts are words a template puts where a value will go.
+var placeholderParts = map[string]bool{
+	"dummy": true, "placeholder": true, "changeme": true, "replaced": true, "replaceme": true, "todo": true, "tbd": true, "xxx": true,
 }
 
 // parseModelValue reads a model value. ok is false for a placeholder, a
