@@ -15,15 +15,29 @@ import (
 	"github.com/aibom-dev/aibom/adapters/kuberay"
 	"github.com/aibom-dev/aibom/adapters/lws"
 	"github.com/aibom-dev/aibom/adapters/nim"
+	"github.com/aibom-dev/aibom/adapters/profiles"
 	"github.com/aibom-dev/aibom/adapters/trainer"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
-// All returns every in-tree adapter, by name.
+// All returns every adapter compiled into the binary, by name: the Go
+// adapters and the shipped declarative profiles (adapters/profiles).
 func All() map[string]adapter.Adapter {
 	out := map[string]adapter.Adapter{}
 	for _, a := range []adapter.Adapter{apps.New(), batch.New(), dynamo.New(), grove.New(), kserve.New(), kuberay.New(), lws.New(), nim.New(), trainer.New()} {
 		out[a.Name()] = a
+	}
+	shipped, err := profiles.All()
+	if err != nil {
+		// The profiles are embedded at build time and checked by the
+		// tests: a broken one is a build defect, like a bad regexp.
+		panic(err)
+	}
+	for _, p := range shipped {
+		if _, dup := out[p.Name()]; dup {
+			panic(fmt.Sprintf("shipped profile %q has the name of a Go adapter", p.Name()))
+		}
+		out[p.Name()] = p
 	}
 	return out
 }

@@ -39,7 +39,11 @@ type Registry struct {
 }
 
 // NewRegistry validates every adapter's declarations and merges them. A kind
-// claimed by two adapters is an error that names both.
+// claimed by two adapters (tracked or referenced by both, or tracked by one
+// and referenced by the other) is an error that names both. A walk-only
+// declaration is not a claim: several adapters may need the same
+// intermediate kind for their walks (Knative's Configuration, a JobSet),
+// and an adapter that tracks the kind takes it over, reading its objects.
 func NewRegistry(adapters ...adapter.Adapter) (*Registry, error) {
 	r := &Registry{kinds: map[schema.GroupKind]*Entry{}}
 	names := map[string]bool{}
@@ -66,7 +70,18 @@ func (r *Registry) add(a adapter.Adapter) error {
 		}
 		gk := k.GroupKind()
 		if prev, ok := r.kinds[gk]; ok {
-			return fmt.Errorf("registry: kind %s is claimed by both adapter %q and adapter %q", k, prev.Adapter.Name(), a.Name())
+			switch {
+			case k.Role == adapter.RoleWalkOnly && prev.Role == adapter.RoleWalkOnly,
+				k.Role == adapter.RoleWalkOnly && prev.Role == adapter.RoleTracked:
+				// A walk-only declaration only says the kind is needed for
+				// the walk: it is shared, and a tracked claim subsumes it.
+				continue
+			case k.Role == adapter.RoleTracked && prev.Role == adapter.RoleWalkOnly:
+				// The adapter that tracks the kind reads it.
+				r.kinds[gk] = &Entry{Kind: k, Adapter: a, Version: k.Versions[0]}
+				continue
+			}
+			return fmt.Errorf("registry: kind %s is claimed by both adapter %q (%s) and adapter %q (%s)", k, prev.Adapter.Name(), prev.Role, a.Name(), k.Role)
 		}
 		r.kinds[gk] = &Entry{Kind: k, Adapter: a, Version: k.Versions[0]}
 	}

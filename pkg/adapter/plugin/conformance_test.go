@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -13,9 +14,11 @@ import (
 	"github.com/aibom-dev/aibom/adapters/kuberay/kuberaytest"
 	"github.com/aibom-dev/aibom/adapters/lws/lwstest"
 	"github.com/aibom-dev/aibom/adapters/nim/nimtest"
+	"github.com/aibom-dev/aibom/adapters/profiles"
 	"github.com/aibom-dev/aibom/adapters/trainer/trainertest"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
+	"github.com/aibom-dev/aibom/pkg/adapter/profile/profiletest"
 )
 
 // adaptersDir is the in-tree adapters' folder, from this package (the
@@ -81,6 +84,22 @@ func TestConformanceOverPlugin(t *testing.T) {
 }
 
 func transportCases() map[string]transportCase {
+	cases := goTransportCases()
+	// Shipped profiles: their fixtures and options from
+	// adapters/profiles/testdata/<name>.
+	shipped, err := profiles.All()
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range shipped {
+		dir := filepath.Join(adaptersDir, "profiles", "testdata", p.Name())
+		fixtures, opts, err := profiletest.Load(dir)
+		cases[p.Name()] = transportCase{fixtures: func() ([]conformance.Fixture, error) { return fixtures, err }, opts: opts}
+	}
+	return cases
+}
+
+func goTransportCases() map[string]transportCase {
 	return map[string]transportCase{
 		"apps":    {fixtures: appstest.Fixtures},
 		"batch":   {fixtures: batchtest.Fixtures},

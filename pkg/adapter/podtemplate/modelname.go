@@ -35,7 +35,7 @@ var genericDirs = map[string]bool{
 var modelFileExts = []string{".gguf", ".safetensors", ".bin", ".onnx", ".pt", ".pth", ".mar", ".tflite", ".engine", ".ggml", ".nemo"}
 
 // storageSchemes are URI schemes of model locations.
-var storageSchemes = []string{"hf", "s3", "gs", "gcs", "az", "abfs", "abfss", "wasbs", "oci", "pvc", "nfs", "http", "https", "file", "modelscope", "ms", "ollama", "ngc"}
+var storageSchemes = []string{"hf", "huggingface", "s3", "gs", "gcs", "az", "abfs", "abfss", "wasbs", "oci", "pvc", "nfs", "http", "https", "file", "modelscope", "ms", "ollama", "ngc"}
 
 var (
 	// placeholderWord: an all-capitals identifier with an underscore
@@ -107,7 +107,7 @@ func parseModelValue(v string) (modelRef, bool) {
 		}
 		rest = strings.TrimRight(rest, "/")
 		switch strings.ToLower(scheme) {
-		case "hf", "modelscope", "ms":
+		case "hf", "huggingface", "modelscope", "ms":
 			ref.name = rest
 			if n, rev, ok := strings.Cut(rest, "@"); ok {
 				ref.name, ref.version = n, rev

@@ -102,12 +102,17 @@ func (r *commandReader) commands() []command {
 			t := ws[j].text
 			if strings.HasPrefix(t, "-") && t != "-" && t != "--" {
 				if strings.ContainsRune(t[1:], 'c') && !strings.HasPrefix(t, "--") {
-					if j+1 < len(ws) {
-						script := ws[j+1]
-						if cmds, ok := parseScript(script.text, script.source, script.locator, r.in.Env, ws[j+2:]); ok {
+					k := j + 1
+					if k < len(ws) && ws[k].text == "--" {
+						// "bash -lc -- 'script'": "--" ends the options.
+						k++
+					}
+					if k < len(ws) {
+						script := ws[k]
+						if cmds, ok := parseScript(script.text, script.source, script.locator, r.in.Env, ws[k+1:]); ok {
 							return cmds
 						}
-						return []command{{words: splitWords(ws[j+1:])}}
+						return []command{{words: splitWords(ws[k:])}}
 					}
 				}
 				continue
