@@ -197,6 +197,29 @@ func (kserveAdapter) Scrape(ctx context.Context, obj *unstructured.Unstructured)
 	return s.f, nil
 }
 
+// ScrapeReferenced reads a ServingRuntime or ClusterServingRuntime on its
+// own (adapter.ReferencedScraper): its containers with the podtemplate
+// scraper, located at "spec.containers[i]", as a predictor would run them.
+func (kserveAdapter) ScrapeReferenced(_ context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+	if obj == nil || obj.Object == nil {
+		return adapter.Findings{}, fmt.Errorf("kserve: no object")
+	}
+	kind := obj.GroupVersionKind().Kind
+	if obj.GroupVersionKind().Group != Group || (kind != "ServingRuntime" && kind != "ClusterServingRuntime") {
+		return adapter.Findings{}, fmt.Errorf("kserve: %s is not a serving runtime kind", obj.GroupVersionKind())
+	}
+	spec, err := fields.Object(obj.Object, "spec", "")
+	if err != nil {
+		return adapter.Findings{}, fmt.Errorf("kserve: %s %s: %w", kind, obj.GetName(), err)
+	}
+	f, err := podtemplate.ScrapePodSpec(spec, "spec", podtemplate.Options{Group: "predictor"})
+	if err != nil {
+		return adapter.Findings{}, fmt.Errorf("kserve: %s %s: %w", kind, obj.GetName(), err)
+	}
+	f.Scrapers = append([]adapter.Scraper{Scraper()}, f.Scrapers...)
+	return f, nil
+}
+
 // scraper collects the findings of one object.
 type scraper struct {
 	ctx context.Context

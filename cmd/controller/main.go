@@ -26,10 +26,12 @@ import (
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/apimetrics"
+	"github.com/aibom-dev/aibom/internal/profileloader"
 	"github.com/aibom-dev/aibom/internal/readiness"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
+	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
@@ -66,11 +68,13 @@ func run() error {
 		listAdapters      bool
 		zapOpts           = zap.Options{Development: false}
 		pluginPaths       pluginList
+		profilePaths      profileList
+		clusterProfiles   bool
 		pluginDir         string
 		pluginMaxResponse int
 		pluginCallTimeout time.Duration
 	)
-	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	flag.StringVar(&adapters, "adapters", "all", "Comma-separated compiled-in adapters (Go adapters and shipped profiles) to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview, get on the non-resource URL /metrics); false serves plain, unauthenticated HTTP.")
 	flag.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint (reloaded on change); empty: a self-signed certificate generated in memory at start.")
@@ -86,6 +90,8 @@ func run() error {
 	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
+	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/writing-an-adapter.md.")
+	flag.BoolVar(&clusterProfiles, "cluster-profiles", true, "Load declarative adapters from AIBOMAdapterProfile objects in the cluster, and reload them on every change, without a restart.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); PATH@sha256:<hex> also pins the binary's SHA-256. See docs/plugins.md.")
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
 	flag.IntVar(&pluginMaxResponse, "adapter-plugin-max-response-bytes", plugin.DefaultMaxResponseBytes, fmt.Sprintf("Largest response accepted from an adapter plugin, in bytes (at most %d); a larger one fails that scrape unread.", plugin.MaxMessageBytes))
@@ -120,6 +126,15 @@ func run() error {
 		return err
 	}
 	enabled = append(enabled, plugins...)
+	for _, p := range profilePaths {
+		loaded, err := profile.Load(p)
+		if err != nil {
+			return fmt.Errorf("--adapter-profile: %w", err)
+		}
+		for _, a := range loaded {
+			enabled = append(enabled, a)
+		}
+	}
 	if listAdapters {
 		for _, a := range enabled {
 			for _, k := range a.Kinds() {
@@ -190,6 +205,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if clusterProfiles {
+		if _, err := profileloader.Setup(mgr, &profileloader.Loader{
+			Client: mgr.GetClient(), Registry: registry, Static: enabled, Watches: sup,
+			Log: ctrl.Log.WithName("adapter-profiles"),
+		}); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -234,6 +257,19 @@ func run() error {
 	}
 	logger.Info("starting", "version", version.Version, "adapters", adapters, "kinds", kinds)
 	return mgr.Start(ctx)
+}
+
+// profileList is the repeatable --adapter-profile flag.
+type profileList []string
+
+func (l *profileList) String() string { return strings.Join(*l, ",") }
+
+func (l *profileList) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty path")
+	}
+	*l = append(*l, v)
+	return nil
 }
 
 // pluginList is the repeatable --adapter-plugin flag.

@@ -36,7 +36,9 @@ func main() {
 	tracked := map[schema.GroupKind]bool{}
 	for _, a := range enabled {
 		for _, k := range a.Kinds() {
-			if k.Role == adapter.RoleTracked {
+			// A referenced kind is known too: aibom scan reports an object
+			// of it that no root uses (--unused-references).
+			if k.Role == adapter.RoleTracked || k.Role == adapter.RoleReferenced {
 				tracked[k.GroupKind()] = true
 			}
 		}

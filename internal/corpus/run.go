@@ -73,7 +73,8 @@ func (s Score) Ratios() (runtimes, models float64) {
 type Options struct {
 	// Dir is the corpus folder holding expected.tsv.
 	Dir string
-	// Tracked reports whether an enabled adapter tracks a group and kind.
+	// Tracked reports whether an enabled adapter tracks a group and kind
+	// (or reads it as a referenced kind).
 	Tracked func(gk schema.GroupKind) bool
 	// ScanArgs are extra arguments for "aibom scan" (e.g. --adapters).
 	ScanArgs []string

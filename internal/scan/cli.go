@@ -14,6 +14,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
@@ -207,6 +208,8 @@ type scanFlags struct {
 	allowDuplicates bool
 	adapters        string
 	plugins         stringList
+	profiles        stringList
+	unused          bool
 	pluginDir       string
 	maxDocBytes     int
 	report          string
@@ -231,8 +234,10 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.requireOptIn, "require-opt-in", false, "With -f: report only namespaces whose Namespace object in the input carries aibom.dev/enabled=true.")
 	fs.BoolVar(&f.ignoreOptIn, "ignore-opt-in", false, "With a cluster: read namespaces that did not opt in too.")
 	fs.BoolVar(&f.allowDuplicates, "allow-duplicates", false, "With -f: keep the last of objects read twice instead of failing (exit code 3).")
-	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
+	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated compiled-in adapters (Go adapters and shipped profiles) to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	fs.Var(&f.plugins, "adapter-plugin", "Path of an out-of-tree adapter binary to load, as the controller does; repeatable.")
+	fs.BoolVar(&f.unused, "unused-references", true, "Also report objects of referenced kinds (serving runtimes, model catalogue entries) that no root of the input refers to, marked \"not used\": what they define, though nothing runs them. The controller never reports them.")
+	fs.Var(&f.profiles, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to load, as the controller does; repeatable.")
 	fs.StringVar(&f.pluginDir, "adapter-plugin-dir", "", "Directory whose executables are loaded as adapter plugins, as the controller does.")
 	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", manifest.DefaultLimits.MaxFileBytes, "With -f: the largest manifest file read; a larger one, or anything but a regular file, is an input error.")
 	fs.Int64Var(&f.maxInputBytes, "max-input-bytes", manifest.DefaultLimits.MaxTotalBytes, "With -f: the most bytes read from all files together.")
@@ -283,7 +288,17 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("%v", err)
 	}
 	defer closePlugins()
-	reg, err := core.NewRegistry(append(enabled, plugins...)...)
+	enabled = append(enabled, plugins...)
+	for _, p := range f.profiles {
+		loaded, err := profile.Load(p)
+		if err != nil {
+			return usage("--adapter-profile: %v", err)
+		}
+		for _, a := range loaded {
+			enabled = append(enabled, a)
+		}
+	}
+	reg, err := core.NewRegistry(enabled...)
 	if err != nil {
 		return usage("adapters: %v", err)
 	}
@@ -317,7 +332,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 
-	opts := Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: f.maxDocBytes}
+	opts := Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: f.maxDocBytes, Unused: f.unused}
 	if fromFiles && f.requireOptIn {
 		opts.Namespace = func(ns string) bool { return optedIn(snap.NamespaceLabels[ns]) }
 	}
@@ -337,6 +352,16 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if skipped := notOptedIn(ctx, reg, snap); len(skipped) > 0 {
 			fmt.Fprintf(stderr, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", core.OptInLabel, strings.Join(skipped, ", "))
 		}
+	}
+
+	var unused []string
+	for _, r := range roots {
+		if r.Unused {
+			unused = append(unused, r.Entry.Kind.Kind+"/"+objectName(r.Object.GetNamespace(), r.Object.GetName()))
+		}
+	}
+	if len(unused) > 0 {
+		fmt.Fprintf(stderr, "note: %d referenced object(s) that no root of the input uses are reported for what they define; nothing runs them (--unused-references=false leaves them out): %s\n", len(unused), Printable(strings.Join(unused, ", ")))
 	}
 
 	code := ExitOK

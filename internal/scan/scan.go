@@ -32,6 +32,11 @@ type Root struct {
 	Report core.Report
 	// AIBOMName is the name of the AIBOM the controller would write.
 	AIBOMName string
+	// Unused marks an object of a referenced kind (a serving runtime, a
+	// model catalogue entry) that no root of the input refers to: its
+	// document says what it defines, and nothing runs it. The controller
+	// writes no AIBOM for it.
+	Unused bool
 }
 
 // Document returns the root's document ("" when none could be built).
@@ -81,6 +86,10 @@ type Options struct {
 	// Namespace, when set, tells whether roots in a namespace are reported
 	// (the opt-in filter); nil reports every namespace.
 	Namespace func(namespace string) bool
+	// Unused also reports the objects of referenced kinds no root refers
+	// to, when their adapter can read them on their own
+	// (adapter.ReferencedScraper); see Root.Unused.
+	Unused bool
 }
 
 // Evaluate finds every root in store and builds its report, the way the
@@ -92,6 +101,7 @@ func Evaluate(ctx context.Context, reg *core.Registry, store core.Store, opts Op
 	walker := core.Walker{Registry: reg, Store: store}
 	closure := core.Closure{Registry: reg, Store: store}
 	var roots []Root
+	used := usedRefs{}
 	for _, e := range reg.TrackedEntries() {
 		objs, err := store.InNamespace(ctx, e, "")
 		if err != nil {
@@ -122,10 +132,17 @@ func Evaluate(ctx context.Context, reg *core.Registry, store core.Store, opts Op
 			}
 			// References resolve among the input objects, in the root's
 			// namespace (or at cluster scope), as in the controller.
-			rctx := adapter.WithResolver(ctx, core.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()})
+			rctx := adapter.WithResolver(ctx, used.record(core.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()}, u.GetNamespace()))
 			rep := core.BuildReport(rctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
 			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName())})
 		}
+	}
+	if opts.Unused {
+		unused, err := unusedReferences(ctx, reg, store, used, opts)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, unused...)
 	}
 	sort.SliceStable(roots, func(i, j int) bool {
 		a, b := roots[i], roots[j]

@@ -174,3 +174,13 @@ func deepCopyValue(v any) any {
 		return x
 	}
 }
+
+// ReferencedScraper is an optional interface of an adapter that can say
+// what one object of its referenced kinds defines on its own: a serving
+// runtime's containers, a model catalogue entry's weights. aibom scan uses
+// it for referenced objects that no root of its input refers to (a folder
+// of runtime definitions), and says that nothing runs them. The controller
+// never reports a referenced object on its own.
+type ReferencedScraper interface {
+	ScrapeReferenced(ctx context.Context, obj *unstructured.Unstructured) (Findings, error)
+}

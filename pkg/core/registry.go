@@ -179,10 +179,63 @@ func (r *Registry) TrackedEntries() []Entry {
 	return out
 }
 
+// SetAdapters replaces the registered adapters with list, as NewRegistry
+// would register them, while the controller runs (declarative adapters
+// loaded from the cluster come and go). On an error (a kind claimed twice, a
+// bad declaration) nothing changes. A kind that stays keeps the version the
+// cluster was found to serve when its adapter still understands it. It
+// returns the kinds added, changed (another adapter, or the same adapter
+// value replaced) and removed.
+func (r *Registry) SetAdapters(list ...adapter.Adapter) (added, changed, removed []schema.GroupKind, err error) {
+	next, err := NewRegistry(list...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for gk, e := range next.kinds {
+		old, ok := r.kinds[gk]
+		if !ok {
+			added = append(added, gk)
+			continue
+		}
+		for _, v := range e.Versions {
+			if v == old.Version {
+				e.Version = v
+			}
+		}
+		if !sameAdapter(old.Adapter, e.Adapter) || old.Role != e.Role {
+			changed = append(changed, gk)
+		}
+	}
+	for gk := range r.kinds {
+		if _, ok := next.kinds[gk]; !ok {
+			removed = append(removed, gk)
+		}
+	}
+	r.kinds, r.adapters = next.kinds, next.adapters
+	return added, changed, removed, nil
+}
+
 // Adapters returns the enabled adapters in the order given.
-func (r *Registry) Adapters() []adapter.Adapter { return append([]adapter.Adapter(nil), r.adapters...) }
+func (r *Registry) Adapters() []adapter.Adapter {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]adapter.Adapter(nil), r.adapters...)
+}
 
 // GroupVersionResourceServed is the resource in the version the core reads.
 func (e Entry) GroupVersionResourceServed() schema.GroupVersionResource {
 	return e.GVK().GroupVersion().WithResource(e.Resource)
+}
+
+// sameAdapter reports whether two adapters are the same value; an adapter
+// of a type that cannot be compared counts as changed.
+func sameAdapter(a, b adapter.Adapter) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }

@@ -68,6 +68,8 @@ type Supervisor struct {
 
 	mu    sync.RWMutex
 	kinds map[schema.GroupKind]*kindWatch
+	// wake asks the discovery loop for a pass now (Rediscover).
+	wake chan struct{}
 	// queue is where informer events go: it drops them until the
 	// controller's queue exists (on the leader), and then receives a replay.
 	queue  standbyQueue
@@ -111,6 +113,44 @@ type kindWatch struct {
 	// outage is true from the first error until recovery: one Event and one
 	// log line per outage, not per retry.
 	outage bool
+}
+
+// Rediscover asks for a discovery pass now instead of at the next interval:
+// the registry changed (a declarative adapter was loaded or removed).
+func (s *Supervisor) Rediscover() {
+	s.initWake()
+	select {
+	case s.wake <- struct{}{}:
+	default: // a pass is already pending
+	}
+}
+
+var wakeMu sync.Mutex
+
+func (s *Supervisor) initWake() {
+	wakeMu.Lock()
+	defer wakeMu.Unlock()
+	if s.wake == nil {
+		s.wake = make(chan struct{}, 1)
+	}
+}
+
+// Replay enqueues every cached object of the given kinds, as at start: the
+// adapter that reads them changed, so their roots are reconciled again.
+func (s *Supervisor) Replay(ctx context.Context, kinds []schema.GroupKind) {
+	for _, gk := range kinds {
+		s.mu.RLock()
+		kw := s.kinds[gk]
+		s.mu.RUnlock()
+		if kw == nil || !kw.synced.Load() {
+			continue // its own sync replays it
+		}
+		if kw.fallback {
+			s.replayRoots(ctx, kw)
+			continue
+		}
+		s.replayCache(ctx, kw)
+	}
 }
 
 func (s *Supervisor) init() {
@@ -319,6 +359,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	}
 	ticker := time.NewTicker(s.Interval)
 	defer ticker.Stop()
+	s.initWake()
 	for {
 		s.discover(ctx)
 		s.passed.Store(true)
@@ -326,6 +367,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			s.stopAll()
 			return nil
+		case <-s.wake:
 		case <-ticker.C:
 			s.probe(ctx)
 		}
@@ -341,6 +383,20 @@ func (s *Supervisor) NeedLeaderElection() bool { return false }
 // restarts one whose preferred served version changed, and stops the caches
 // of kinds no longer served.
 func (s *Supervisor) discover(ctx context.Context) {
+	// Kinds no longer registered (their adapter was removed) stop being
+	// watched; their AIBOMs are kept.
+	s.mu.RLock()
+	var gone []schema.GroupKind
+	for gk := range s.kinds {
+		if !s.Registry.Registered(gk) {
+			gone = append(gone, gk)
+		}
+	}
+	s.mu.RUnlock()
+	for _, gk := range gone {
+		s.Log.Info("kind no longer registered by any adapter; its watch stops and its AIBOMs are kept", "kind", gk.String())
+		s.stop(gk)
+	}
 	served := &ServedVersions{Discovery: s.discovery}
 	for _, e := range s.Registry.AllEntries() {
 		version, ok, err := served.Preferred(e)
@@ -352,6 +408,14 @@ func (s *Supervisor) discover(ctx context.Context) {
 		s.mu.RLock()
 		kw := s.kinds[e.GroupKind()]
 		s.mu.RUnlock()
+		if kw != nil && kw.entry.Role != e.Role {
+			// Another adapter took the kind over in another role (a profile
+			// tracks a kind another adapter only walks): the cache keeps
+			// different fields, so the watch starts again.
+			s.Log.Info("kind's role changed; restarting its watch", "kind", e.Kind.String(), "from", kw.entry.Role, "to", e.Role)
+			s.stop(e.GroupKind())
+			kw = nil
+		}
 		switch {
 		case !ok && kw != nil:
 			s.Log.Info("kind no longer served; its watch stops and its AIBOMs are kept", "kind", e.Kind.String())

@@ -452,3 +452,27 @@ func (s *scrape) unresolved(r refRule, name, locator, reason string) {
 		s.f.Runtimes = append(s.f.Runtimes, adapter.Runtime{Name: strings.ToLower(name), Confidence: adapter.Unresolved, Evidence: ev})
 	}
 }
+
+// ScrapeReferenced reads an object of a referenced kind with that kind's
+// rules (adapter.ReferencedScraper), located as a root's fields are.
+func (a *Adapter) ScrapeReferenced(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+	if obj == nil || obj.Object == nil {
+		return adapter.Findings{}, fmt.Errorf("%s: no object", a.name)
+	}
+	gk := obj.GroupVersionKind().GroupKind()
+	var kind *adapter.Kind
+	for i := range a.kinds {
+		if a.kinds[i].GroupKind() == gk && a.kinds[i].Role == adapter.RoleReferenced {
+			kind = &a.kinds[i]
+		}
+	}
+	if kind == nil {
+		return adapter.Findings{}, fmt.Errorf("%s: %s is not a referenced kind of this adapter", a.name, gk)
+	}
+	f := adapter.Findings{Scrapers: []adapter.Scraper{a.Scraper()}}
+	s := &scrape{ctx: ctx, a: a, f: &f, seen: map[string]bool{}}
+	if err := s.apply(a.rules[gk], obj.Object, "", 0); err != nil {
+		return adapter.Findings{}, fmt.Errorf("%s: %s %s: %w", a.name, gk.Kind, obj.GetName(), err)
+	}
+	return f, nil
+}

@@ -1,0 +1,175 @@
+// Package profileloader loads declarative adapters from AIBOMAdapterProfile
+// objects while the controller runs: a profile created, changed or deleted
+// takes effect without a restart.
+//
+// Every change recomputes the whole set: each profile is compiled (a
+// broken one is Accepted=False with the reason, and affects nothing
+// else); profiles are then added in name order to the adapters the
+// controller started with (in-tree, plugins, profile files), and one whose
+// name or kinds another adapter already has is refused (KindClaimed), as
+// for plugins. The registry is replaced in one step; the supervisor starts
+// watches for the new kinds at once and reconciles again the roots of the
+// kinds whose adapter changed.
+package profileloader
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/profile"
+	"github.com/aibom-dev/aibom/pkg/core"
+)
+
+// Watches is what the loader needs of the supervisor.
+type Watches interface {
+	Rediscover()
+	Replay(ctx context.Context, kinds []schema.GroupKind)
+}
+
+// Loader reconciles AIBOMAdapterProfile objects into the registry.
+type Loader struct {
+	Client   ctrl.Client
+	Registry *core.Registry
+	// Static are the adapters the controller started with.
+	Static  []adapter.Adapter
+	Watches Watches
+	Log     logr.Logger
+
+	// compiled keeps each profile's adapter by object name and generation:
+	// a status update or a resync recompiles nothing, and an unchanged
+	// profile keeps its adapter value (its kinds are not replayed).
+	compiled map[string]compiledProfile
+}
+
+type compiledProfile struct {
+	generation int64
+	adapter    *profile.Adapter
+	err        error
+}
+
+// Reconcile recomputes the adapters from every AIBOMAdapterProfile,
+// whatever object the request names.
+func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	var list v1alpha1.AIBOMAdapterProfileList
+	if err := l.Client.List(ctx, &list); err != nil {
+		return reconcile.Result{}, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	seen := map[string]bool{}
+	for _, p := range list.Items {
+		seen[p.Name] = true
+	}
+	for name := range l.compiled {
+		if !seen[name] {
+			delete(l.compiled, name)
+		}
+	}
+
+	adapters := append([]adapter.Adapter(nil), l.Static...)
+	verdicts := make([]metav1.Condition, len(list.Items))
+	for i := range list.Items {
+		p := &list.Items[i]
+		a, err := l.compile(p)
+		if err != nil {
+			verdicts[i] = condition(p, metav1.ConditionFalse, v1alpha1.ReasonProfileInvalid, err.Error())
+			continue
+		}
+		candidate := append(append([]adapter.Adapter(nil), adapters...), a)
+		if _, err := core.NewRegistry(candidate...); err != nil {
+			verdicts[i] = condition(p, metav1.ConditionFalse, v1alpha1.ReasonProfileClaimed, err.Error())
+			continue
+		}
+		adapters = candidate
+		verdicts[i] = condition(p, metav1.ConditionTrue, v1alpha1.ReasonProfileLoaded,
+			fmt.Sprintf("adapter %q with %d kinds is registered", a.Name(), len(a.Kinds())))
+	}
+	added, changed, removed, err := l.Registry.SetAdapters(adapters...)
+	if err != nil {
+		// Every candidate set was checked above; this is a bug, not input.
+		return reconcile.Result{}, fmt.Errorf("replacing the registry's adapters: %w", err)
+	}
+	if len(added)+len(changed)+len(removed) > 0 {
+		l.Log.Info("adapter profiles changed the registered kinds", "added", names(added), "changed", names(changed), "removed", names(removed))
+		l.Watches.Rediscover()
+		l.Watches.Replay(ctx, changed)
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		old := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionAccepted)
+		v := verdicts[i]
+		if old != nil && old.Status == v.Status && old.Reason == v.Reason && old.Message == v.Message && p.Status.ObservedGeneration == p.Generation {
+			continue
+		}
+		if v.Status == metav1.ConditionFalse {
+			l.Log.Info("adapter profile refused", "profile", p.Name, "reason", v.Reason, "message", v.Message)
+		}
+		meta.SetStatusCondition(&p.Status.Conditions, v)
+		p.Status.ObservedGeneration = p.Generation
+		if err := l.Client.Status().Update(ctx, p); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+func (l *Loader) compile(p *v1alpha1.AIBOMAdapterProfile) (*profile.Adapter, error) {
+	if c, ok := l.compiled[p.Name]; ok && c.generation == p.Generation {
+		return c.adapter, c.err
+	}
+	a, err := profile.Compile(p.Spec, p.Name, profile.Origin("cluster:"+p.Name))
+	if l.compiled == nil {
+		l.compiled = map[string]compiledProfile{}
+	}
+	l.compiled[p.Name] = compiledProfile{generation: p.Generation, adapter: a, err: err}
+	return a, err
+}
+
+func condition(p *v1alpha1.AIBOMAdapterProfile, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	const maxMessage = 1024
+	if len(message) > maxMessage {
+		message = message[:maxMessage] + "..."
+	}
+	return metav1.Condition{Type: v1alpha1.ConditionAccepted, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: p.Generation}
+}
+
+func names(gks []schema.GroupKind) []string {
+	out := make([]string, len(gks))
+	for i, gk := range gks {
+		out[i] = gk.String()
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Setup registers the loader with the manager when the cluster serves
+// AIBOMAdapterProfile; without the CRD, profiles from the cluster are off
+// (logged) and everything else runs.
+func Setup(mgr manager.Manager, l *Loader) (bool, error) {
+	gk := schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "AIBOMAdapterProfile"}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, v1alpha1.GroupVersion.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			l.Log.Info("the cluster does not serve AIBOMAdapterProfile (CRD not installed); adapter profiles are read from files only")
+			return false, nil
+		}
+		return false, fmt.Errorf("adapter profiles: %w", err)
+	}
+	return true, builder.ControllerManagedBy(mgr).
+		For(&v1alpha1.AIBOMAdapterProfile{}).
+		Named("adapterprofile").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(l)
+}
