@@ -17,8 +17,8 @@ type scannedBOM struct {
 		} `json:"component"`
 	} `json:"metadata"`
 	Components []struct {
-		Type       string `json:"type"`
-		Name       string `json:"name"`
+		Type     string `json:"type"`
+		Name     string `json:"name"`
 		Evidence struct {
 			Occurrences []struct {
 				Location string `json:"location"`
