@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 )
 
 var forestKinds = []schema.GroupVersionKind{
@@ -180,4 +181,31 @@ func describe(objs []client.Object) string {
 		out += fmt.Sprintf("  %s/%s uid=%s owner=%s\n", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetUID(), owner)
 	}
 	return out
+}
+
+// TestConservationOverRandomForestsWithProfileKinds adds the kinds of a
+// declarative adapter to the forests: a tracked kind of its own, and a
+// walk-only kind it shares with a Go adapter. Profile-defined kinds roll up
+// exactly like a Go adapter's, and conservation holds.
+func TestConservationOverRandomForestsWithProfileKinds(t *testing.T) {
+	p, err := profile.Parse([]byte(`apiVersion: aibom.dev/v1alpha1
+kind: AIBOMAdapterProfile
+metadata: {name: assemblies}
+spec:
+  version: 0.1.0
+  kinds:
+  - {group: profiles.example.com, kind: Assembly, resource: assemblies, versions: [v1], role: tracked, rules: {models: [{path: spec.model}]}}
+  - {group: `+gearGVK.Group+`, kind: `+gearGVK.Kind+`, resource: gears, versions: [`+gearGVK.Version+`], role: walk-only}
+`), "test")
+	require.NoError(t, err)
+	base := testRegistry(t)
+	reg, err := NewRegistry(append(base.Adapters(), p)...)
+	require.NoError(t, err)
+	assembly := schema.GroupVersionKind{Group: "profiles.example.com", Version: "v1", Kind: "Assembly"}
+	require.True(t, reg.IsTracked(assembly.GroupKind()))
+	kinds := append(append([]schema.GroupVersionKind(nil), forestKinds...), assembly, assembly)
+	rng := rand.New(rand.NewSource(2211))
+	for forest := 0; forest < 3000; forest++ {
+		checkConservation(t, reg, forest, randomForestOf(rng, kinds))
+	}
 }

@@ -288,9 +288,11 @@ spec:
       containers: [{name: node, image: "`+image+`"}]
 ---`+podYAML("sft-node-0-0-abcde", "batch/v1", "Job", "sft-node-0", "{}", ctr{"node", image, trainDigest}))
 
-	a := c.waitAIBOM(t, ns, trainJobGK, "sft", all(absorbedLen(2), hasDigest("node", "node", trainDigest),
+	// The JobSet is tracked (the shipped jobset profile): the TrainJob
+	// absorbs it with its Jobs.
+	a := c.waitAIBOM(t, ns, trainJobGK, "sft", all(absorbedLen(3), hasDigest("node", "node", trainDigest),
 		docHas(`"ClusterTrainingRuntime/`+runtimeName+`"`, `"resolved"`)))
-	requireAbsorbed(t, a, "Job/sft-node-0", "Job/sft-node-1")
+	requireAbsorbed(t, a, "Job/sft-node-0", "Job/sft-node-1", "JobSet/sft")
 	require.Contains(t, a.Status.Document, `"meta-llama/Llama-3.2-1B-Instruct"`)
 	require.Contains(t, a.Status.Document, `"tatsu-lab/alpaca"`)
 	c.waitNoAIBOM(t, ns, jobGK, "sft-node-0")
@@ -395,8 +397,10 @@ spec:
 ---`+podYAML("bert-predictor-00001-deployment-5c6d-q8w2z", "apps/v1", "ReplicaSet", "bert-predictor-00001-deployment-5c6d", "{app: bert}",
 		ctr{"kserve-container", image, kserveDigest}))
 
-	a := c.waitAIBOM(t, ns, isvcGK, "bert", all(absorbedLen(1), hasDigest("predictor", "kserve-container", kserveDigest)))
-	requireAbsorbed(t, a, "Deployment/bert-predictor-00001-deployment")
+	// The Knative Service is tracked (the shipped knative profile): the
+	// InferenceService absorbs it with the Deployment of its Revision.
+	a := c.waitAIBOM(t, ns, isvcGK, "bert", all(absorbedLen(2), hasDigest("predictor", "kserve-container", kserveDigest)))
+	requireAbsorbed(t, a, "Deployment/bert-predictor-00001-deployment", "Service/bert-predictor")
 	c.waitOnlyAIBOMs(t, ns, "InferenceService/bert")
 }
 
