@@ -37,6 +37,7 @@ import (
 type Watches interface {
 	Rediscover()
 	Replay(ctx context.Context, kinds []schema.GroupKind)
+	Resync(ctx context.Context, ratePerSecond float64) int
 }
 
 // Loader reconciles AIBOMAdapterProfile objects into the registry.
@@ -96,6 +97,10 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		verdicts[i] = condition(p, metav1.ConditionTrue, v1alpha1.ReasonProfileLoaded,
 			fmt.Sprintf("adapter %q with %d kinds is registered", a.Name(), len(a.Kinds())))
 	}
+	trackedBefore := map[schema.GroupKind]bool{}
+	for _, e := range l.Registry.TrackedEntries() {
+		trackedBefore[e.GroupKind()] = true
+	}
 	added, changed, removed, err := l.Registry.SetAdapters(adapters...)
 	if err != nil {
 		// Every candidate set was checked above; this is a bug, not input.
@@ -105,6 +110,23 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		l.Log.Info("adapter profiles changed the registered kinds", "added", names(added), "changed", names(changed), "removed", names(removed))
 		l.Watches.Rediscover()
 		l.Watches.Replay(ctx, changed)
+	}
+	var untracked []schema.GroupKind
+	for gk := range trackedBefore {
+		if !l.Registry.IsTracked(gk) {
+			untracked = append(untracked, gk)
+		}
+	}
+	if len(untracked) > 0 {
+		// A kind no adapter tracks any more: its AIBOMs go (the adapter that
+		// reported them is gone), and every workload is reconciled again,
+		// so that what its objects absorbed is reported on its own.
+		if err := l.deleteAIBOMsOf(ctx, untracked); err != nil {
+			return reconcile.Result{}, err
+		}
+		n := l.Watches.Resync(ctx, 0)
+		l.Log.Info("kinds no longer tracked: their AIBOMs were deleted and every workload is reconciled again",
+			"kinds", names(untracked), "enqueued", n)
 	}
 	for i := range list.Items {
 		p := &list.Items[i]
@@ -123,6 +145,32 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		}
 	}
 	return reconcile.Result{}, nil
+}
+
+// deleteAIBOMsOf deletes the AIBOMs this controller wrote for workloads of
+// the given kinds.
+func (l *Loader) deleteAIBOMsOf(ctx context.Context, kinds []schema.GroupKind) error {
+	gone := map[schema.GroupKind]bool{}
+	for _, gk := range kinds {
+		gone[gk] = true
+	}
+	var list v1alpha1.AIBOMList
+	if err := l.Client.List(ctx, &list, ctrl.MatchingLabels{core.ManagedByLabel: core.ManagedBy}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		a := &list.Items[i]
+		gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion)
+		if err != nil || !gone[schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}] {
+			continue
+		}
+		if err := l.Client.Delete(ctx, a); ctrl.IgnoreNotFound(err) != nil {
+			return err
+		}
+		l.Log.Info("AIBOM deleted: its kind is no longer tracked", "namespace", a.Namespace, "aibom", a.Name,
+			"kind", a.Spec.Subject.Kind, "workload", a.Spec.Subject.Name)
+	}
+	return nil
 }
 
 func (l *Loader) compile(p *v1alpha1.AIBOMAdapterProfile) (*profile.Adapter, error) {

@@ -117,8 +117,14 @@ func Compile(spec v1alpha1.AdapterProfileSpec, name string, origin Origin) (*Ada
 		if _, dup := declared[k.GroupKind()]; dup {
 			return nil, fail("spec.kinds[%d]: kind %s declared twice", i, k)
 		}
-		if k.Group == "" && k.Kind == "Pod" {
-			return nil, fail("spec.kinds[%d]: Pod belongs to the core", i)
+		switch k.Group {
+		case "":
+			// Pods belong to the core; no other core kind is a workload, and
+			// a profile must not make the controller read Secrets or
+			// ConfigMaps.
+			return nil, fail("spec.kinds[%d]: %s is a core kind; a profile declares operator kinds only (Pods belong to the core)", i, k.Kind)
+		case "aibom.dev":
+			return nil, fail("spec.kinds[%d]: aibom.dev kinds are the controller's own", i)
 		}
 		declared[k.GroupKind()] = k
 		a.kinds = append(a.kinds, k)

@@ -123,6 +123,14 @@ func TestCompileRefusals(t *testing.T) {
 	if _, err := Parse([]byte(pod), "test"); err == nil || !strings.Contains(err.Error(), "core") {
 		t.Errorf("a profile claiming Pod: got %v", err)
 	}
+	secret := strings.Replace(strings.Replace(base, "%s", "", 1), "group: demo.example.com, kind: Thing, resource: things", `group: "", kind: Secret, resource: secrets`, 1)
+	if _, err := Parse([]byte(secret), "test"); err == nil || !strings.Contains(err.Error(), "core kind") {
+		t.Errorf("a profile tracking Secrets: got %v", err)
+	}
+	own := strings.Replace(strings.Replace(base, "%s", "", 1), "group: demo.example.com, kind: Thing, resource: things", `group: aibom.dev, kind: AIBOM, resource: aiboms`, 1)
+	if _, err := Parse([]byte(own), "test"); err == nil || !strings.Contains(err.Error(), "controller's own") {
+		t.Errorf("a profile tracking AIBOMs: got %v", err)
+	}
 }
 
 func TestScrapeConditionsAndConstants(t *testing.T) {

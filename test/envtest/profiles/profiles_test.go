@@ -209,6 +209,16 @@ func TestProfileKindRollsUpAndEditsTakeEffectWithoutRestart(t *testing.T) {
 `))
 	waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Runtime == "vllm" })
 	require.Equal(t, metav1.ConditionTrue, accepted(t, "widgets").Status)
+
+	// Deleting the profile: Widget is no longer tracked. Its AIBOM goes and
+	// the Deployment it absorbed is reported on its own again.
+	require.NoError(t, env.Client.Delete(context.Background(), &v1alpha1.AIBOMAdapterProfile{ObjectMeta: metav1.ObjectMeta{Name: "widgets"}}))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), key, &v1alpha1.AIBOM{}))
+	}, eventually, tick, "the AIBOM of a kind no adapter tracks must be deleted")
+	waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"), func(a *v1alpha1.AIBOM) bool {
+		return strings.Contains(a.Status.Document, digest)
+	})
 }
 
 // A broken profile is a condition on it, never a crash, and never affects
