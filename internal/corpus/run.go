@@ -191,9 +191,8 @@ func keys(m map[string]bool) []string {
 }
 
 // Report prints one line per manifest and the two closing lines; it returns
-// the score over known kinds.
-func Report(w io.Writer, results []Result) Score {
-	var known, all Score
+// the scores over known kinds and over all manifests.
+func Report(w io.Writer, results []Result) (known, all Score) {
 	unknown := map[string]int{}
 	for _, r := range results {
 		mark := func(ok bool) string {
@@ -227,7 +226,7 @@ func Report(w io.Writer, results []Result) Score {
 	sort.Strings(kinds)
 	fmt.Fprintf(w, "known kinds (%d manifests): %s\n", countKnown(results), known)
 	fmt.Fprintf(w, "all manifests (%d): %s; unknown kinds: %s\n", len(results), all, strings.Join(kinds, ", "))
-	return known
+	return known, all
 }
 
 func countKnown(results []Result) int {
