@@ -526,11 +526,8 @@ func wellFormedRefs(f adapter.Findings, roots, referenced []string) []string {
 	}
 	for i, c := range f.Containers {
 		what := fmt.Sprintf("Containers[%d] (%q)", i, c.Name)
-		if c.Name == "" {
-			add("%s has no Name: report the container's name from the spec", what)
-		}
-		if c.Image == "" {
-			add("%s has no Image: report the image as written in the spec; skip a container that has none", what)
+		if err := c.Validate(); err != nil {
+			add("%s: %v", what, err)
 		}
 		evidence(what, c.Evidence)
 	}
