@@ -1,6 +1,8 @@
 // Package apps is the adapter for the built-in apps/v1 workloads:
-// Deployment, StatefulSet and DaemonSet are tracked; ReplicaSet and Pod are
-// walk-only intermediates that connect a Deployment to its pods.
+// Deployment, StatefulSet and DaemonSet are tracked; ReplicaSet is the
+// walk-only intermediate that connects a Deployment to its pods. Pod itself
+// is the core's kind (core.PodGroupKind), registered whatever adapters are
+// enabled.
 //
 // Scrape reads spec.template with the podtemplate scraper, passing the
 // object's annotations as workload annotations, and records spec.replicas
@@ -36,7 +38,6 @@ var kinds = []adapter.Kind{
 	{Group: "apps", Kind: "DaemonSet", Resource: "daemonsets", Versions: []string{"v1"}, Role: adapter.RoleTracked,
 		PodOwners: []schema.GroupKind{{Group: "apps", Kind: "DaemonSet"}}},
 	{Group: "apps", Kind: "ReplicaSet", Resource: "replicasets", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
-	{Group: "", Kind: "Pod", Resource: "pods", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly},
 }
 
 type appsAdapter struct{}

@@ -60,7 +60,7 @@ func TestKinds(t *testing.T) {
 	a := New()
 	require.Equal(t, "apps", a.Name())
 	ks := a.Kinds()
-	require.Len(t, ks, 5)
+	require.Len(t, ks, 4)
 	roles := map[string]adapter.Role{}
 	for _, k := range ks {
 		require.NoError(t, k.Validate())
@@ -68,12 +68,8 @@ func TestKinds(t *testing.T) {
 	}
 	require.Equal(t, map[string]adapter.Role{
 		"Deployment.apps": adapter.RoleTracked, "StatefulSet.apps": adapter.RoleTracked, "DaemonSet.apps": adapter.RoleTracked,
-		"ReplicaSet.apps": adapter.RoleWalkOnly, "Pod": adapter.RoleWalkOnly,
-	}, roles)
-	pod := ks[4]
-	require.Equal(t, "", pod.Group)
-	require.Equal(t, "pods", pod.Resource)
-	require.Equal(t, "/v1, Resource=pods", pod.GroupVersionResource().String())
+		"ReplicaSet.apps": adapter.RoleWalkOnly,
+	}, roles, "Pod is the core's kind, not the apps adapter's")
 	// The caller cannot change the adapter's declarations.
 	ks[0].Versions[0] = "v9"
 	require.Equal(t, "v1", a.Kinds()[0].Versions[0])

@@ -25,11 +25,11 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/internal/adapterinfo"
 	"github.com/aibom-dev/aibom/internal/apimetrics"
 	"github.com/aibom-dev/aibom/internal/profileloader"
 	"github.com/aibom-dev/aibom/internal/readiness"
 	"github.com/aibom-dev/aibom/internal/version"
-	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core"
@@ -65,7 +65,7 @@ func run() error {
 		readinessInterval time.Duration
 		resyncInterval    time.Duration
 		showVersion       bool
-		listAdapters      bool
+		listAdapters      listFormat
 		zapOpts           = zap.Options{Development: false}
 		pluginPaths       pluginList
 		profilePaths      profileList
@@ -89,8 +89,8 @@ func run() error {
 	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
 	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
-	flag.BoolVar(&listAdapters, "list-adapters", false, "Print the in-tree adapters with their kinds and roles, and exit.")
-	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/writing-an-adapter.md.")
+	flag.Var(&listAdapters, "list-adapters", "Build and validate the adapter registry exactly as a start would (failing as a start fails), print every adapter (core, in-tree, plugin, profile, with its path) with its kinds, roles and versions, and exit; --list-adapters=json prints JSON.")
+	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/profiles.md.")
 	flag.BoolVar(&clusterProfiles, "cluster-profiles", true, "Load declarative adapters from AIBOMAdapterProfile objects in the cluster, and reload them on every change, without a restart.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); PATH@sha256:<hex> also pins the binary's SHA-256. See docs/plugins.md.")
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
@@ -125,31 +125,25 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	enabled = append(enabled, plugins...)
+	loaded := append(adapterinfo.InTree(enabled...), adapterinfo.Plugins(plugins...)...)
 	for _, p := range profilePaths {
-		loaded, err := profile.Load(p)
+		profiles, err := profile.Load(p)
 		if err != nil {
 			return fmt.Errorf("--adapter-profile: %w", err)
 		}
-		for _, a := range loaded {
-			enabled = append(enabled, a)
-		}
+		loaded = append(loaded, adapterinfo.Profiles(profiles...)...)
 	}
-	if listAdapters {
-		for _, a := range enabled {
-			for _, k := range a.Kinds() {
-				fmt.Printf("%-8s %-40s %-10s %s\n", a.Name(), k.String(), k.Role, strings.Join(k.Versions, ","))
-			}
-		}
-		return nil
+	// The listing is a dry run: the same registry, refused the same way.
+	registry, err := adapterinfo.Registry(loaded)
+	if err != nil {
+		return err
+	}
+	if listAdapters != "" {
+		return adapterinfo.Write(os.Stdout, adapterinfo.List(registry, loaded), string(listAdapters))
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	logger := ctrl.Log.WithName("setup")
 
-	registry, err := core.NewRegistry(enabled...)
-	if err != nil {
-		return err
-	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -207,7 +201,7 @@ func run() error {
 	}
 	if clusterProfiles {
 		if _, err := profileloader.Setup(mgr, &profileloader.Loader{
-			Client: mgr.GetClient(), Registry: registry, Static: enabled, Watches: sup,
+			Client: mgr.GetClient(), Registry: registry, Static: adapterinfo.Adapters(loaded), Watches: sup,
 			Log: ctrl.Log.WithName("adapter-profiles"),
 		}); err != nil {
 			return err
@@ -288,10 +282,33 @@ func (l *pluginList) Set(v string) error {
 	return nil
 }
 
+// listFormat is the --list-adapters flag: empty (do not list), "text"
+// (the flag alone) or "json".
+type listFormat string
+
+func (f *listFormat) String() string { return string(*f) }
+
+func (f *listFormat) Set(v string) error {
+	switch v {
+	case "true", adapterinfo.FormatText:
+		*f = adapterinfo.FormatText
+	case "false":
+		*f = ""
+	case adapterinfo.FormatJSON:
+		*f = adapterinfo.FormatJSON
+	default:
+		return fmt.Errorf("%q: want text or json", v)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --list-adapters stand alone (text).
+func (f *listFormat) IsBoolFlag() bool { return true }
+
 // openPlugins starts the plugins named by --adapter-plugin (PATH or
 // PATH@sha256:<hex>), then those of --adapter-plugin-dir.
-func openPlugins(args []string, dir string, opts ...plugin.Option) ([]adapter.Adapter, error) {
-	var out []adapter.Adapter
+func openPlugins(args []string, dir string, opts ...plugin.Option) ([]*plugin.Client, error) {
+	var out []*plugin.Client
 	for _, arg := range args {
 		p, sum, err := plugin.SplitChecksum(arg)
 		if err != nil {
@@ -308,9 +325,7 @@ func openPlugins(args []string, dir string, opts ...plugin.Option) ([]adapter.Ad
 		if err != nil {
 			return nil, fmt.Errorf("--adapter-plugin-dir: %w", err)
 		}
-		for _, c := range clients {
-			out = append(out, c)
-		}
+		out = append(out, clients...)
 	}
 	return out, nil
 }

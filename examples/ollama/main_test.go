@@ -46,3 +46,28 @@ func TestPluginBinary(t *testing.T) {
 		t.Errorf("runtimes over the plugin = %+v", f.Runtimes)
 	}
 }
+
+// TestConformanceOfTheBinary runs the conformance suite over the built
+// plugin, started as the controller starts it (conformance.RunPlugin), with
+// the same fixtures as the in-process run.
+func TestConformanceOfTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: builds the plugin binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ollama")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	fixtures, err := conformance.LoadFixtures("ollama/testdata/*.yaml", map[string]conformance.Expect{
+		"phi": {
+			Runtimes:       []conformance.Claim{conformance.Declared(ollama.RuntimeName)},
+			Models:         []conformance.Claim{conformance.Declared("phi")},
+			ImagesFromPods: []string{ollama.ServerContainer},
+		},
+		"bad-image": {WantErr: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunPlugin(t, bin, fixtures)
+}

@@ -78,3 +78,25 @@ func TestPodOwnersDeclaration(t *testing.T) {
 	require.True(t, k.AcceptsPodOwner(rs))
 	require.False(t, k.AcceptsPodOwner(schema.GroupKind{Group: "apps", Kind: "Deployment"}))
 }
+
+func TestContainerValidate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		c   Container
+		err string
+	}{
+		"written image":   {c: Container{Name: "vllm", Image: "vllm/vllm-openai:v0.6.3"}},
+		"image from pods": {c: Container{Name: "server", ImageFromPods: true}},
+		"no name":         {c: Container{Image: "nginx"}, err: "container without a name"},
+		"neither":         {c: Container{Name: "server"}, err: `container "server" has no image`},
+		"both":            {c: Container{Name: "server", Image: "nginx", ImageFromPods: true}, err: "sets both an image"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := tc.c.Validate()
+			if tc.err == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, tc.err)
+			}
+		})
+	}
+}

@@ -14,8 +14,10 @@
 //     controller ownerReferences; then the owner's document absorbs it and lists
 //     it under aibom.rollup.owned.<i>.
 //   - RoleWalkOnly: an intermediate that only connects owners to descendants
-//     (ReplicaSet, Pod, Grove's PodClique). It is read for the ownership walk and
-//     the closure, never reported, never listed.
+//     (ReplicaSet, Grove's PodClique). It is read for the ownership walk and
+//     the closure, never reported, never listed. Pod is walk-only too, but it
+//     is the core's kind, registered whatever adapters are enabled: an
+//     adapter does not declare it.
 //   - RoleReferenced: an object a tracked object names but does not own
 //     (a NIMService's NIMCache, a KServe ServingRuntime). Scrape looks it up
 //     by kind and name through the Resolver in its context (Resolve): in the
@@ -26,5 +28,8 @@
 //     confidence Unresolved, never an error.
 //
 // Findings carry a confidence and an evidence locator for every fact, so that
-// an auditor can trace each line of a document to the field it came from.
+// an auditor can trace each line of a document to the field it came from. A
+// container whose image the operator chooses is reported without one
+// (Container.ImageFromPods): the core reads it from the pods' status. Name
+// runtimes with the constants of runtimes.go (RuntimeVLLM, PlatformNIM, ...).
 package adapter

@@ -1,5 +1,10 @@
 package adapter
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Confidence says how a fact is known.
 type Confidence string
 
@@ -90,10 +95,25 @@ type Scraper struct {
 
 // Container is one container or init container of a tracked object.
 type Container struct {
-	// Name is the container's name in the spec.
+	// Name is the container's name in the spec, or, for a container the
+	// operator adds itself, the name it gives the container in its pods.
 	Name string `json:"name"`
-	// Image is the image reference as written in the spec.
+	// Image is the image reference as written in the spec; empty when
+	// ImageFromPods is set.
 	Image string `json:"image"`
+	// ImageFromPods says that the object names no image for this
+	// container because the operator chooses it (KubeAI picks its engine's
+	// image from spec.engine, KAITO from a preset): the core reads the image
+	// and the running digest from the status of the pods attributed to the
+	// workload, matching the container by Name (or PodNames), and the
+	// document says so (evidence source pod_status, located at the pod's
+	// status.containerStatuses[name=<name>].image). Until such a pod runs,
+	// the container is listed with its image and digest unresolved: an
+	// image is never guessed. Evidence then locates the field that makes
+	// the operator run the container (e.g. "spec.engine"), not an image.
+	// Set Image or ImageFromPods, never both (Validate); a container with
+	// both is read as if only Image were set.
+	ImageFromPods bool `json:"imageFromPods,omitempty"`
 	// Init is true for init containers.
 	Init bool `json:"init,omitempty"`
 	// PodNames lists other names the running container may carry in pod
@@ -105,6 +125,20 @@ type Container struct {
 	Group string `json:"group,omitempty"`
 	// Evidence locates the image field.
 	Evidence Evidence `json:"evidence"`
+}
+
+// Validate reports what is wrong with a container finding: it needs a
+// name, and either an image as written or ImageFromPods, not both.
+func (c Container) Validate() error {
+	switch {
+	case strings.TrimSpace(c.Name) == "":
+		return fmt.Errorf("container without a name (image %q): report the container's name", c.Image)
+	case c.Image == "" && !c.ImageFromPods:
+		return fmt.Errorf("container %q has no image: report the image as written in the spec, or set ImageFromPods when the operator chooses the image; skip a container that has neither", c.Name)
+	case c.Image != "" && c.ImageFromPods:
+		return fmt.Errorf("container %q sets both an image (%q) and ImageFromPods: ImageFromPods is for a container whose object names no image", c.Name, c.Image)
+	}
+	return nil
 }
 
 // Runtime is a serving runtime claim.

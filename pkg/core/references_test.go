@@ -103,7 +103,7 @@ func TestRegistryKeepsReferencedKindsOutOfTheOwnershipGraph(t *testing.T) {
 	require.True(t, ok)
 	require.True(t, e.ClusterScoped)
 	require.Len(t, reg.ReferencedEntries(), 2)
-	require.Len(t, reg.AllEntries(), 3, "the supervisor watches every kind")
+	require.Len(t, reg.AllEntries(), 4, "the supervisor watches every kind: the adapter's three and the core's Pod")
 }
 
 func TestReferenceResolvedRecordedAndHashed(t *testing.T) {

@@ -1,10 +1,12 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
@@ -13,6 +15,29 @@ import (
 // PodGroupKind is core/v1 Pod, the one kind the core reads for itself: pod
 // status carries the running digests.
 var PodGroupKind = schema.GroupKind{Group: "", Kind: "Pod"}
+
+// CoreAdapterName is the name under which the registry lists the kinds the
+// core declares itself (Pod). No adapter may take it.
+const CoreAdapterName = "core"
+
+// podKind is the core's declaration of Pod: walk-only, since pods connect a
+// workload to what they control (an LWS leader pod controls its workers'
+// StatefulSet), and read for the running digests in their status.
+var podKind = adapter.Kind{Group: "", Kind: "Pod", Resource: "pods", Versions: []string{"v1"}, Role: adapter.RoleWalkOnly}
+
+// coreKinds declares the kinds the core owns whatever adapters are enabled:
+// it names Pod for the digests, so Pod cannot depend on the apps adapter
+// being enabled (--adapters batch plus a plugin would otherwise find no pod).
+// It scrapes nothing: none of its kinds is tracked.
+type coreKinds struct{}
+
+func (coreKinds) Name() string { return CoreAdapterName }
+
+func (coreKinds) Kinds() []adapter.Kind { return adapter.CloneKinds([]adapter.Kind{podKind}) }
+
+func (coreKinds) Scrape(context.Context, *unstructured.Unstructured) (adapter.Findings, error) {
+	return adapter.Findings{}, fmt.Errorf("core: the kinds the core declares are not scraped")
+}
 
 // Entry is one registered kind and the adapter that declared it.
 type Entry struct {
@@ -44,12 +69,23 @@ type Registry struct {
 // declaration is not a claim: several adapters may need the same
 // intermediate kind for their walks (Knative's Configuration, a JobSet),
 // and an adapter that tracks the kind takes it over, reading its objects.
+//
+// Pod is the core's own kind, registered whatever adapters are enabled. An
+// adapter that declares Pod walk-only too (an adapter or plugin built
+// before the core owned it) is tolerated: its declaration is ignored.
+// Declaring Pod with another role is an error.
 func NewRegistry(adapters ...adapter.Adapter) (*Registry, error) {
 	r := &Registry{kinds: map[schema.GroupKind]*Entry{}}
+	if err := r.add(coreKinds{}); err != nil {
+		return nil, err
+	}
 	names := map[string]bool{}
 	for _, a := range adapters {
 		if a == nil {
 			return nil, fmt.Errorf("registry: nil adapter")
+		}
+		if a.Name() == CoreAdapterName {
+			return nil, fmt.Errorf("registry: adapter name %q is reserved for the kinds the core declares itself (Pod); rename the adapter", CoreAdapterName)
 		}
 		if names[a.Name()] {
 			return nil, fmt.Errorf("registry: adapter %q enabled twice", a.Name())
@@ -69,6 +105,12 @@ func (r *Registry) add(a adapter.Adapter) error {
 			return fmt.Errorf("registry: adapter %q: %w", a.Name(), err)
 		}
 		gk := k.GroupKind()
+		if gk == PodGroupKind && a.Name() != CoreAdapterName {
+			if k.Role != adapter.RoleWalkOnly {
+				return fmt.Errorf("registry: adapter %q declares Pod as a %s kind; Pod is the core's own walk-only kind (its status carries the running digests): leave it out of Kinds", a.Name(), k.Role)
+			}
+			continue // the core's declaration stands
+		}
 		if prev, ok := r.kinds[gk]; ok {
 			switch {
 			case k.Role == adapter.RoleWalkOnly && prev.Role == adapter.RoleWalkOnly,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
@@ -71,7 +72,7 @@ func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructur
 	in.References = redactReferences(in.Referenced)
 	if in.ScrapeErr == nil {
 		sanitize(ctx, entry.Adapter.Name(), &in.Findings)
-		in.Digests = resolveDigests(in.Findings, desc)
+		in.Images, in.Digests = resolveImagesAndDigests(&in.Findings, desc)
 	}
 	in.Hash = in.hash()
 	return in
@@ -154,6 +155,18 @@ func capAbsorbed(owned []string) []string {
 	return owned[:document.MaxOwnedListed:document.MaxOwnedListed]
 }
 
-func resolveDigests(f adapter.Findings, desc Descendants) []document.ContainerDigest {
-	return digest.Resolve(f.Containers, podsOf(desc.Pods))
+// resolveImagesAndDigests reads from the attributed pods the images of the
+// containers that leave them to the pods, then every container's running
+// digest. An image read from pod status reaches the document, so it is
+// redacted like an adapter's finding, each masking recorded in f.
+func resolveImagesAndDigests(f *adapter.Findings, desc Descendants) ([]document.ContainerImage, []document.ContainerDigest) {
+	pods := podsOf(desc.Pods)
+	images := digest.ResolveImages(f.Containers, pods)
+	digests := digest.ResolveWithImages(f.Containers, images, pods)
+	for i := range images {
+		if images[i].Image != "" {
+			images[i].Image = podtemplate.RedactInto(images[i].Image, images[i].Evidence.Locator, f)
+		}
+	}
+	return images, digests
 }

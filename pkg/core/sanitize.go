@@ -29,7 +29,8 @@ var refusedLogged sync.Map
 // (in tree or a plugin) returned: properties under the core's namespace are
 // refused (counted, logged once per adapter), and every string that reaches
 // the document is redacted again (podtemplate.Redact), each redaction
-// recorded at its field's locator.
+// recorded at its field's locator. A container with both an image and
+// ImageFromPods keeps the image and loses the flag.
 func sanitize(ctx context.Context, adapterName string, f *adapter.Findings) {
 	kept := f.Properties[:0]
 	refused := 0
@@ -58,6 +59,12 @@ func sanitize(ctx context.Context, adapterName string, f *adapter.Findings) {
 	}
 	for i := range f.Containers {
 		c := &f.Containers[i]
+		if c.Image != "" {
+			// An image written in the spec is what runs: a container that
+			// also says ImageFromPods (adapter.Container.Validate refuses
+			// it) is read as if it did not.
+			c.ImageFromPods = false
+		}
 		redact(&c.Image, &c.Evidence)
 		c.Name = podtemplate.RedactInto(c.Name, c.Evidence.Locator, f)
 		c.Group = podtemplate.RedactInto(c.Group, c.Evidence.Locator, f)

@@ -55,3 +55,16 @@ func refusedCount(t *testing.T, name string) float64 {
 	require.NoError(t, propertiesRefused.WithLabelValues(name).Write(&m))
 	return m.GetCounter().GetValue()
 }
+
+// A container that writes its image and also says ImageFromPods runs the
+// image it writes: the core drops the flag rather than reading pods for it.
+func TestSanitizeKeepsAWrittenImageOverImageFromPods(t *testing.T) {
+	f := adapter.Findings{Containers: []adapter.Container{
+		{Name: "a", Image: "nginx:1.25", ImageFromPods: true, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.image"}},
+		{Name: "b", ImageFromPods: true, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.engine"}},
+	}}
+	sanitize(context.Background(), "widgets", &f)
+	require.False(t, f.Containers[0].ImageFromPods)
+	require.Equal(t, "nginx:1.25", f.Containers[0].Image)
+	require.True(t, f.Containers[1].ImageFromPods)
+}

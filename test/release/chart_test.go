@@ -106,6 +106,10 @@ plugins:
       command: [cp, /aibom-ollama, /plugins/]
       volumeMounts: [{name: plugins, mountPath: /plugins}]
       securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+  extraVolumes: [{name: ollama-image, image: {reference: "example.com/aibom-ollama-plugin:v1"}}]
+  paths: ["ollama@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"]
+  callTimeout: 20s
+  maxResponseBytes: 8388608
 rbac:
   extraRules:
     - apiGroups: [ollama.ayaka.io]
@@ -241,6 +245,30 @@ func TestChartRBACIsTheEnvtestRBAC(t *testing.T) {
 	}
 	leader := into[rbacv1.Role](t, r.find("Role", envtestLeaderRole.Name))
 	require.Equal(t, envtestLeaderRole.Rules, leader.Rules)
+
+	require.NotNil(t, shipped.Extensions, "config/rbac binds the aggregated extensions role")
+	ext := into[rbacv1.ClusterRole](t, r.find("ClusterRole", shipped.Extensions.Name))
+	require.Equal(t, shipped.Extensions.AggregationRule, ext.AggregationRule)
+	require.Empty(t, ext.Rules)
+}
+
+// TestChartAggregatesExtensionRoles: a plugin or profile brings its own
+// read permissions in a ClusterRole labelled
+// aibom.dev/aggregate-to-controller: "true"; the chart aggregates those into
+// a role bound to the controller (unless rbac.aggregation is false).
+func TestChartAggregatesExtensionRoles(t *testing.T) {
+	r := render(t, "")
+	role := into[rbacv1.ClusterRole](t, r.find("ClusterRole", "aibom-controller-extensions"))
+	require.NotNil(t, role.AggregationRule)
+	require.Len(t, role.AggregationRule.ClusterRoleSelectors, 1)
+	require.Equal(t, map[string]string{"aibom.dev/aggregate-to-controller": "true"}, role.AggregationRule.ClusterRoleSelectors[0].MatchLabels)
+	binding := into[rbacv1.ClusterRoleBinding](t, r.find("ClusterRoleBinding", "aibom-controller-extensions"))
+	require.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "aibom-controller-extensions"}, binding.RoleRef)
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "aibom-controller", Namespace: releaseNamespace}}, binding.Subjects)
+
+	off := render(t, "rbac: {aggregation: false}")
+	require.Nil(t, off.find("ClusterRole", "aibom-controller-extensions"))
+	require.Nil(t, off.find("ClusterRoleBinding", "aibom-controller-extensions"))
 }
 
 // grant is one verb on one resource of one group.
@@ -398,7 +426,15 @@ func TestChartNonDefaultValues(t *testing.T) {
 	require.Equal(t, "ghcr.io/aibom-dev/aibom-controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", c.Image, "by digest")
 	require.EqualValues(t, 3, *d.Spec.Replicas)
 	require.Contains(t, c.Args, "--adapters=apps,batch")
-	require.Contains(t, c.Args, "--adapter-plugin-dir=/plugins")
+	require.Contains(t, c.Args, "--adapter-plugin=/plugins/ollama@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	require.NotContains(t, c.Args, "--adapter-plugin-dir=/plugins", "named plugins are loaded by name, not the whole directory too")
+	require.Contains(t, c.Args, "--adapter-plugin-call-timeout=20s")
+	require.Contains(t, c.Args, "--adapter-plugin-max-response-bytes=8388608")
+	volumes := map[string]bool{}
+	for _, v := range pod.Volumes {
+		volumes[v.Name] = true
+	}
+	require.True(t, volumes["ollama-image"] && volumes["plugins"], "the init containers' extra volume is in the pod: %v", volumes)
 	require.Contains(t, c.Args, "--metrics-cert-dir=/etc/aibom/metrics-tls")
 	require.Contains(t, c.Args, "--zap-log-level=debug")
 	require.Equal(t, "system-cluster-critical", pod.PriorityClassName)
@@ -436,6 +472,9 @@ func TestChartRejectsBadValues(t *testing.T) {
 		"adapters: [seldon]":              "/adapters/0",
 		"logging: {format: text}":         "/logging/format",
 		"metrics: {readers: [{name: p}]}": "namespace",
+		"plugins: {paths: [/bin/sh]}":     "/plugins/paths/0",
+		"plugins: {callTimeout: soon}":    "/plugins/callTimeout",
+		"plugins: {maxResponseBytes: 10}": "/plugins/maxResponseBytes",
 	} {
 		vals := map[string]any{}
 		require.NoError(t, yaml.Unmarshal([]byte(values), &vals))

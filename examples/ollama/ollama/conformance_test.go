@@ -11,10 +11,12 @@ import (
 // fixtures loads every manifest in testdata with the facts each must give.
 func fixtures(t *testing.T) []conformance.Fixture {
 	t.Helper()
+	// Keys are file names without extension: testdata/phi.yaml is "phi".
 	fs, err := conformance.LoadFixtures("testdata/*.yaml", map[string]conformance.Expect{
 		"phi": {
-			Runtimes: []conformance.Claim{conformance.Declared(ollama.RuntimeName)},
-			Models:   []conformance.Claim{conformance.Declared("phi")},
+			Runtimes:       []conformance.Claim{conformance.Declared(ollama.RuntimeName)},
+			Models:         []conformance.Claim{conformance.Declared("phi")},
+			ImagesFromPods: []string{ollama.ServerContainer},
 		},
 		"llama-gpu": {
 			Runtimes: []conformance.Claim{conformance.Declared(ollama.RuntimeName)},
@@ -23,14 +25,11 @@ func fixtures(t *testing.T) []conformance.Fixture {
 				ollama.PropertyReplicas: "2", ollama.PropertyStorageClassName: "fast-ssd",
 			},
 		},
+		// spec.image is a list: the scrape must fail.
+		"bad-image": {WantErr: true},
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for i := range fs {
-		if fs[i].Name == "bad-image" {
-			fs[i].WantErr = true
-		}
 	}
 	return fs
 }

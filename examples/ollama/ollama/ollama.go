@@ -11,6 +11,11 @@
 //
 // What it finds:
 //
+//   - the container "server" that runs the Ollama server: the operator
+//     chooses its image (a Model names a model, not a server image), so the
+//     adapter reports it without one (adapter.Container.ImageFromPods) and
+//     the controller reads the image and the running digest from the
+//     status of the Model's pods;
 //   - the runtime "ollama", declared by the kind (source crd_field, locator
 //     spec.image);
 //   - the model, declared: spec.image is an Ollama model reference
@@ -53,7 +58,11 @@ const (
 )
 
 // RuntimeName is the runtime a Model declares.
-const RuntimeName = "ollama"
+const RuntimeName = adapter.RuntimeOllama
+
+// ServerContainer is the name of the container the operator runs the
+// Ollama server in, in the pods of a Model's Deployment.
+const ServerContainer = "server"
 
 // Properties recorded on documents.
 const (
@@ -110,6 +119,10 @@ func scrape(obj *unstructured.Unstructured) (adapter.Findings, error) {
 		return adapter.Findings{}, fmt.Errorf("spec.image: the model to serve is required")
 	}
 	ev := adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.image"}
+	// The Model makes the operator run the server; its image is the
+	// operator's choice, read from the pods.
+	f.Containers = append(f.Containers, adapter.Container{Name: ServerContainer, ImageFromPods: true,
+		Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec"}})
 	f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: RuntimeName, Confidence: adapter.Declared, Evidence: ev})
 	name, version := modelOf(image)
 	f.Models = append(f.Models, adapter.Model{

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 )
 
 // The checks, in the order they run. Each is a subtest of the test that
@@ -49,7 +52,8 @@ type Fixture struct {
 	Expect Expect
 	// WantErr says the object is malformed: Scrape must return an error (and
 	// must not panic). Expect is then ignored, and the fixture does not count
-	// for the Fixtures coverage check.
+	// for the Fixtures coverage check. Expect.WantErr says the same, for
+	// fixtures loaded from files (LoadFixtures).
 	WantErr bool
 	// References are objects of the adapter's referenced kinds that exist
 	// when Object is scraped (in Object's namespace, or cluster-scoped): the
@@ -78,13 +82,29 @@ type Expect struct {
 	// Redactions are redactions that must be recorded, by locator and
 	// reason; an empty Reason matches any reason.
 	Redactions []adapter.Redaction
+	// ImagesFromPods are names of containers that must be reported without
+	// an image, left to the pods (adapter.Container.ImageFromPods).
+	ImagesFromPods []string
+	// WantErr says the fixture is malformed on purpose: Scrape must return
+	// an error, and the facts above are not checked. It is Fixture.WantErr
+	// for fixtures loaded with LoadFixtures, whose expectations are keyed by
+	// file name:
+	//
+	//	conformance.LoadFixtures("testdata/*.yaml", map[string]conformance.Expect{
+	//		"bad-image": {WantErr: true}, // testdata/bad-image.yaml
+	//	})
+	WantErr bool
 }
 
-// IsZero reports whether e expects nothing.
+// IsZero reports whether e expects no fact (WantErr aside).
 func (e Expect) IsZero() bool {
 	return len(e.Images) == 0 && len(e.Runtimes) == 0 && len(e.Models) == 0 && len(e.Data) == 0 &&
-		len(e.Properties) == 0 && len(e.PodNames) == 0 && len(e.Redactions) == 0
+		len(e.Properties) == 0 && len(e.PodNames) == 0 && len(e.Redactions) == 0 && len(e.ImagesFromPods) == 0
 }
+
+// wantErr reports whether the fixture must make Scrape fail, by
+// Fixture.WantErr or Expect.WantErr.
+func (fx Fixture) wantErr() bool { return fx.WantErr || fx.Expect.WantErr }
 
 // Claim names a runtime, model or data finding. An empty Confidence matches
 // any confidence.
@@ -263,6 +283,74 @@ func Run(t *testing.T, h Harness, opts ...Option) {
 		opts = append([]Option{HugeList(1000)}, opts...)
 	}
 	RunTB(testingT{t}, h, opts...)
+}
+
+// RunPlugin runs the conformance suite against a built adapter plugin
+// binary, started and spoken to exactly as the controller does
+// (plugin.Open: the file checks, the go-plugin handshake, the gRPC
+// service, the host's limits and redaction), with the given fixtures. It
+// fails the test at once when the binary cannot be started.
+//
+// Over the wire a panic of the plugin's adapter, or a crash of its
+// process, arrives as an error: the suite fails it as it fails a panic in
+// process. Each call to the plugin gets half the Budget as its timeout, so
+// a plugin that hangs is killed, restarted and reported, not waited for.
+//
+//	func TestPluginConformance(t *testing.T) {
+//		bin := filepath.Join(t.TempDir(), "myadapter")
+//		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+//			t.Fatalf("go build: %v\n%s", err, out)
+//		}
+//		conformance.RunPlugin(t, bin, fixtures)
+//	}
+func RunPlugin(t *testing.T, binary string, fixtures []Fixture, opts ...Option) {
+	t.Helper()
+	if testing.Short() {
+		opts = append([]Option{HugeList(1000)}, opts...)
+	}
+	if !RunPluginTB(testingT{t}, binary, fixtures, opts...) {
+		t.FailNow()
+	}
+}
+
+// RunPluginTB is RunPlugin reporting to any TB (a Recorder, say). It
+// returns false when the plugin could not be started (reported to t).
+func RunPluginTB(t TB, binary string, fixtures []Fixture, opts ...Option) bool {
+	t.Helper()
+	o := Options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.Budget <= 0 {
+		o.Budget = 10 * time.Second
+	}
+	c, err := plugin.Open(binary, plugin.ScrapeTimeout(o.Budget/2), plugin.Backoff(10*time.Millisecond, 100*time.Millisecond))
+	if err != nil {
+		t.Errorf("conformance: %v", err)
+		return false
+	}
+	defer func() { _ = c.Close() }()
+	RunTB(t, NewHarness(waitRestart{c}, fixtures...), opts...)
+	return true
+}
+
+// waitRestart is a plugin client whose Scrape, when the plugin is down
+// after a fault an earlier object caused, waits for the restart instead of
+// blaming the object at hand.
+type waitRestart struct{ *plugin.Client }
+
+func (w waitRestart) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
+	for {
+		f, err := w.Client.Scrape(ctx, obj)
+		if !errors.Is(err, plugin.ErrDown) {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return f, err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // RunTB runs the conformance suite, reporting to t. Use it with a Recorder

@@ -6,6 +6,11 @@
 //		conformance.Run(t, conformance.NewHarness(myadapter.New(), fixtures...))
 //	}
 //
+// A plugin built as a binary runs the same suite through a real process,
+// started exactly as the controller starts it:
+//
+//	conformance.RunPlugin(t, "/path/to/built/plugin", fixtures)
+//
 // An adapter author supplies a Harness: the adapter and Fixtures, objects of
 // its tracked kinds with a few facts each scrape must find (Expect). The
 // suite derives everything else from the adapter's declarations: malformed
@@ -25,13 +30,17 @@
 //   - Fixtures: every fixture is of a tracked kind in a declared version and
 //     has a unique name; every tracked kind has, in every declared version, a
 //     fixture that does not set WantErr (or an exception, MissingFixture).
-//   - Determinism: a fixture scraped several times, as a deep copy and as a
-//     JSON round trip, gives the same findings (compared as JSON) and the
-//     same error.
+//   - Determinism: a fixture scraped several times, as a deep copy, as a
+//     JSON round trip, and rebuilt with the keys of every map inserted in
+//     sorted, reversed and shuffled orders (the suite perturbs map order
+//     itself, so a fixture needs no map with many keys to show an adapter
+//     that depends on it), gives the same findings (compared as JSON) and
+//     the same error.
 //   - NoMutation: Scrape leaves its input object as it was.
 //   - WellFormed: every finding of a fixture is well formed: Scrapers
-//     non-empty, each with name, version and method; containers with an
-//     image; names non-empty; confidences in Confidences; evidence sources in
+//     non-empty, each with name, version and method; containers with a
+//     name and either an image or ImageFromPods, not both
+//     (adapter.Container.Validate); names non-empty; confidences in Confidences; evidence sources in
 //     Sources; locators rooted at a LocatorRoots entry ("spec", "metadata")
 //     or a root added with LocatorRoot; redactions with a locator and a
 //     reason.
@@ -55,8 +64,16 @@
 //     for a kind the adapter does not declare; if it is called anyway, it must
 //     return an error (and not panic), so that a wiring mistake is loud
 //     rather than a document for an intermediate object.
-//   - Expectations: each fixture's Expect is met (a subset check); a WantErr
-//     fixture makes Scrape return an error.
+//   - Expectations: each fixture's Expect is met (a subset check); a
+//     fixture that sets WantErr (Fixture.WantErr, or Expect.WantErr for
+//     fixtures loaded with LoadFixtures) makes Scrape return an error.
+//
+// Over the plugin transport (RunPlugin, or a harness whose adapter is a
+// plugin.Client) a panic of the plugin's adapter, a crash of its process or
+// (with RunPlugin, whose calls time out at half the Budget) a call it did
+// not answer in time arrive as errors that wrap plugin.ErrAdapterPanicked
+// or plugin.ErrFault: the suite fails them as it fails a panic or a hang in
+// process.
 //
 // When an adapter declares no tracked kind (WalkOnly), the checks that need
 // a scrape (Fixtures to CrossVersion, and Expectations) are not run: the

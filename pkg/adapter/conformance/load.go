@@ -28,8 +28,9 @@ func DecodeObject(doc []byte) (*unstructured.Unstructured, error) {
 
 // LoadFixtures reads every manifest matching a glob ("testdata/*.yaml"), in
 // name order, as fixtures named after their file without extension, and
-// attaches expect[name] to each. An expect entry that names no file is an
-// error, so that expectations do not silently stop applying.
+// attaches expect[name] to each: testdata/llama.yaml is "llama". An expect
+// entry that names no file is an error, so that expectations do not
+// silently stop applying. Expect.WantErr marks a file malformed on purpose.
 func LoadFixtures(glob string, expect map[string]Expect) ([]Fixture, error) {
 	files, err := filepath.Glob(glob)
 	if err != nil {
@@ -49,7 +50,7 @@ func LoadFixtures(glob string, expect map[string]Expect) ([]Fixture, error) {
 		}
 		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		used[name] = true
-		out = append(out, Fixture{Name: name, Object: obj, Expect: expect[name]})
+		out = append(out, Fixture{Name: name, Object: obj, Expect: expect[name], WantErr: expect[name].WantErr})
 	}
 	var unknown []string
 	for name := range expect {
@@ -59,6 +60,11 @@ func LoadFixtures(glob string, expect map[string]Expect) ([]Fixture, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
+		for _, name := range unknown {
+			if base := strings.TrimSuffix(name, filepath.Ext(name)); base != name && used[base] {
+				return nil, fmt.Errorf("conformance: expectations for %q match no file of %s: expectations are keyed by file name without extension (%q)", unknown, glob, base)
+			}
+		}
 		return nil, fmt.Errorf("conformance: expectations for %q match no file of %s", unknown, glob)
 	}
 	return out, nil

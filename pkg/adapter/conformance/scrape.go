@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 )
 
 // result is the outcome of one guarded Scrape call.
@@ -25,9 +29,14 @@ type result struct {
 	// hung is true when Scrape had not returned Budget after its context's
 	// deadline; findings and err are then zero.
 	hung bool
+	// fault is set when the adapter is a plugin whose adapter panicked
+	// (plugin.ErrAdapterPanicked) or whose process crashed, hung past its
+	// call timeout or is down (plugin.ErrFault): over the wire a panic or
+	// a crash arrives as an error, and must fail like one in process.
+	fault error
 }
 
-func (r result) ok() bool { return r.panicked == nil && !r.hung }
+func (r result) ok() bool { return r.panicked == nil && !r.hung && r.fault == nil }
 
 // scrape calls Scrape on obj with a context whose deadline is the budget,
 // recovering a panic, and waits for it at most one more budget after the
@@ -53,6 +62,9 @@ func (s *suite) scrapeWith(obj *unstructured.Unstructured, r adapter.Resolver) r
 			done <- r
 		}()
 		r.findings, r.err = s.a.Scrape(ctx, obj)
+		if errors.Is(r.err, plugin.ErrAdapterPanicked) || errors.Is(r.err, plugin.ErrFault) {
+			r.fault = r.err
+		}
 	}()
 	timer := time.NewTimer(2 * s.o.Budget)
 	defer timer.Stop()
@@ -98,6 +110,13 @@ func (s *suite) describe(r result, what string) string {
 		return fmt.Sprintf("Scrape did not return for %s: its context's deadline (%s) passed %s ago.\n"+
 			"  fix: Scrape must end in bounded time on any input; check ctx.Err() in loops over object content and bound recursion.",
 			what, s.o.Budget, s.o.Budget)
+	}
+	if r.fault != nil {
+		return fmt.Sprintf("the plugin failed on %s: %v\n"+
+			"  fix: a plugin's adapter must not panic, crash or hang on malformed input (adapter.Adapter); read unstructured content with "+
+			"two-value type assertions or the unstructured.Nested* helpers, check ctx.Err() in loops, and return an error naming the "+
+			"field's locator instead; the plugin's stderr, logged above, holds its stack",
+			what, r.fault)
 	}
 	return fmt.Sprintf("Scrape panicked on %s: %v\n%s\n"+
 		"  fix: Scrape must not panic on malformed input (adapter.Adapter); read unstructured content with two-value type "+
@@ -188,5 +207,66 @@ func cloneObject(u *unstructured.Unstructured) *unstructured.Unstructured {
 		return nil
 	}
 	m, _ := clone(u.Object).(map[string]any)
+	return &unstructured.Unstructured{Object: m}
+}
+
+// keyOrder is an order the Determinism check inserts a map's keys in: it
+// permutes the sorted keys in place.
+type keyOrder struct {
+	name  string
+	order func(keys []string)
+}
+
+// keyOrders are the map orders of the Determinism check: sorted, reversed,
+// and determinismRuns shuffles with fixed seeds (a failure reproduces).
+func keyOrders() []keyOrder {
+	out := []keyOrder{
+		{"sorted", func([]string) {}},
+		{"reverse sorted", func(keys []string) { slices.Reverse(keys) }},
+	}
+	for seed := uint64(1); seed <= determinismRuns; seed++ {
+		out = append(out, keyOrder{fmt.Sprintf("shuffled (seed %d)", seed), func(keys []string) {
+			r := rand.New(rand.NewPCG(seed, 0x5eed))
+			r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		}})
+	}
+	return out
+}
+
+// reorderMaps deep-copies u, inserting the keys of every map in the order
+// order gives the sorted keys.
+func reorderMaps(u *unstructured.Unstructured, order func(keys []string)) *unstructured.Unstructured {
+	var rebuild func(v any) any
+	rebuild = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			if v == nil {
+				return v
+			}
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			order(keys)
+			out := make(map[string]any, len(v))
+			for _, k := range keys {
+				out[k] = rebuild(v[k])
+			}
+			return out
+		case []any:
+			if v == nil {
+				return v
+			}
+			out := make([]any, len(v))
+			for i, x := range v {
+				out[i] = rebuild(x)
+			}
+			return out
+		default:
+			return v
+		}
+	}
+	m, _ := rebuild(u.Object).(map[string]any)
 	return &unstructured.Unstructured{Object: m}
 }

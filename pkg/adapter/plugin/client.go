@@ -23,6 +23,38 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
+// ErrFault is wrapped by every error of Scrape that is the plugin
+// process's fault rather than its adapter's: it crashed, hung past the
+// scrape timeout, closed the connection, or is down waiting for a restart
+// (or failed to restart). errors.Is(err, ErrFault) tells such an error from
+// one the adapter returned, which carries the adapter's own message.
+var ErrFault = errors.New("adapter plugin fault")
+
+// ErrDown is wrapped (with ErrFault) by the error of a Scrape that was not
+// sent because the plugin is down after an earlier fault, waiting for its
+// restart backoff to pass: the object played no part in it.
+var ErrDown = errors.New("adapter plugin down")
+
+// ErrAdapterPanicked is wrapped by the error of a Scrape whose adapter
+// panicked in the plugin (plugin.Serve recovers it and says so).
+var ErrAdapterPanicked = errors.New("adapter panicked in the plugin")
+
+// fault marks an error as ErrFault (and ErrDown when down), keeping its
+// message.
+type fault struct {
+	error
+	down bool
+}
+
+func (f fault) Is(target error) bool { return target == ErrFault || (f.down && target == ErrDown) }
+func (f fault) Unwrap() error        { return f.error }
+
+// panicked is the error of a scrape whose adapter panicked.
+type panicked struct{ msg string }
+
+func (p panicked) Error() string        { return p.msg }
+func (p panicked) Is(target error) bool { return target == ErrAdapterPanicked }
+
 // Defaults of the host's options.
 const (
 	DefaultScrapeTimeout = 10 * time.Second
@@ -344,6 +376,9 @@ func (c *Client) Scrape(ctx context.Context, obj *unstructured.Unstructured) (ad
 		c.succeeded(inst)
 		redactFindings(&resp.Findings)
 		if resp.Error != "" {
+			if resp.Panicked {
+				return resp.Findings, panicked{adapterError(resp.Error)}
+			}
 			return resp.Findings, errors.New(adapterError(resp.Error))
 		}
 		return resp.Findings, nil
@@ -412,8 +447,8 @@ func (c *Client) acquire() (*instance, error) {
 	}
 	now := time.Now()
 	if now.Before(c.retryAt) {
-		return nil, fmt.Errorf("adapter plugin %q (%s) is down (%v); it is restarted on a call after %s (in %s)",
-			c.name, c.source, c.downErr, c.retryAt.Format(time.RFC3339), c.retryAt.Sub(now).Round(time.Millisecond))
+		return nil, fault{fmt.Errorf("adapter plugin %q (%s) is down (%v); it is restarted on a call after %s (in %s)",
+			c.name, c.source, c.downErr, c.retryAt.Format(time.RFC3339), c.retryAt.Sub(now).Round(time.Millisecond)), true}
 	}
 	inst, info, err := c.startChecked()
 	if err == nil && (info.Name != c.name || !reflect.DeepEqual(fromWireKinds(info.Kinds), c.kinds)) {
@@ -423,7 +458,7 @@ func (c *Client) acquire() (*instance, error) {
 	}
 	if err != nil {
 		c.markDown(err)
-		return nil, fmt.Errorf("adapter plugin %q: restart failed: %w; next attempt after %s", c.name, err, c.retryAt.Format(time.RFC3339))
+		return nil, fault{fmt.Errorf("adapter plugin %q: restart failed: %w; next attempt after %s", c.name, err, c.retryAt.Format(time.RFC3339)), false}
 	}
 	c.cur = inst
 	c.restarts++
@@ -459,7 +494,7 @@ func (c *Client) fail(inst *instance, cause error) error {
 		// Killing waits for the process to exit: not on the caller's time.
 		go inst.kill()
 	}
-	return fmt.Errorf("adapter plugin %q (%s) %w; it is restarted on a call after %s", c.name, c.source, cause, retryAt.Format(time.RFC3339))
+	return fault{fmt.Errorf("adapter plugin %q (%s) %w; it is restarted on a call after %s", c.name, c.source, cause, retryAt.Format(time.RFC3339)), false}
 }
 
 // succeeded resets the backoff after a good call.

@@ -132,9 +132,16 @@ func TestOpenServesNameKindsAndScrape(t *testing.T) {
 	// An adapter error is the adapter's message, and the plugin stays up.
 	_, err = c.Scrape(context.Background(), widget("fail"))
 	mustContain(t, err, "flaky: refusing fail on purpose")
-	// A panic in the plugin is an error, as in process; the plugin stays up.
+	if errors.Is(err, plugin.ErrFault) || errors.Is(err, plugin.ErrAdapterPanicked) {
+		t.Errorf("an adapter's own error is classified as a fault or a panic: %v", err)
+	}
+	// A panic in the plugin is an error, as in process, that says it is a
+	// panic (the conformance suite fails it); the plugin stays up.
 	_, err = c.Scrape(context.Background(), widget("panic"))
 	mustContain(t, err, "adapter flaky panicked", "panicking on purpose")
+	if !errors.Is(err, plugin.ErrAdapterPanicked) || errors.Is(err, plugin.ErrFault) {
+		t.Errorf("a panic is not classified as one: %v", err)
+	}
 	scrapeOK(t, c)
 	if c.Restarts() != 0 {
 		t.Errorf("Restarts() = %d after adapter errors, want 0", c.Restarts())
@@ -159,10 +166,16 @@ func TestCrashedPluginIsRestartedWithBackoff(t *testing.T) {
 	_, err = c.Scrape(context.Background(), widget("crash"))
 	mustContain(t, err, `adapter plugin "flaky"`, "crashed", "restarted on a call after")
 	t.Logf("crash: %v", err)
+	if !errors.Is(err, plugin.ErrFault) || errors.Is(err, plugin.ErrDown) {
+		t.Errorf("a crash is not a plugin fault, or says the plugin was down before: %v", err)
+	}
 
 	// Meanwhile calls fail fast with a clear error.
 	_, err = c.Scrape(context.Background(), widget("ok"))
 	mustContain(t, err, `adapter plugin "flaky"`, "is down", "crashed")
+	if !errors.Is(err, plugin.ErrFault) || !errors.Is(err, plugin.ErrDown) {
+		t.Errorf("a plugin that is down is not a plugin fault that says so: %v", err)
+	}
 
 	waitUntilUp(t, c, 5*time.Second)
 	if c.Restarts() != 1 {

@@ -141,10 +141,15 @@ type wireReference struct {
 // transport fault (the plugin died, hung, or the message was too large).
 // Needs, when not empty, replaces both: the references the scrape looked up
 // that the request did not carry.
+//
+// Panicked (added within contract version 1) says Error is a panic of the
+// adapter that plugin.Serve recovered, not an error it returned; a plugin
+// built before it never sets it, and its panics read as errors.
 type scrapeResponse struct {
 	Findings adapter.Findings    `json:"findings"`
 	Error    string              `json:"error,omitempty"`
 	Needs    []adapter.Reference `json:"needs,omitempty"`
+	Panicked bool                `json:"panicked,omitempty"`
 }
 
 // MaxReferenceRounds bounds the requests of one scrape: a scrape whose
@@ -217,7 +222,7 @@ func (s *server) scrape(ctx context.Context, req *scrapeRequest) (resp *scrapeRe
 		if p := recover(); p != nil {
 			// The stack goes to stderr, which the host logs.
 			fmt.Fprintf(os.Stderr, "adapter %s panicked: %v\n%s", s.a.Name(), p, debug.Stack())
-			resp = &scrapeResponse{Error: fmt.Sprintf("adapter %s panicked: %v", s.a.Name(), p)}
+			resp = &scrapeResponse{Error: fmt.Sprintf("adapter %s panicked: %v", s.a.Name(), p), Panicked: true}
 			err = nil
 		}
 	}()

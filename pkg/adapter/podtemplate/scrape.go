@@ -222,13 +222,13 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 			imageRuntime = ir.Engine
 			f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: ir.Engine, Confidence: adapter.Inferred, Evidence: ev})
 		}
-		if ir.Name == "nim" {
+		if ir.Name == adapter.PlatformNIM {
 			if m, ok := nimImageModel(c.Image); ok {
 				f.Models = append(f.Models, adapter.Model{Name: RedactInto(m, imageLoc, f), Confidence: adapter.Inferred,
 					Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}})
 			}
 		}
-	} else if ir.Name == "nim" {
+	} else if ir.Name == adapter.PlatformNIM {
 		// A NIM image names its model whatever runs it (a download Job).
 		if m, ok := nimImageModel(c.Image); ok {
 			f.Models = append(f.Models, adapter.Model{Name: RedactInto(m, imageLoc, f), Confidence: adapter.Inferred,

@@ -311,10 +311,20 @@ func (s *scrape) templates(t templateRule, root node, prefix string) error {
 			return err
 		}
 		// An operator that picks the image itself leaves it out of the
-		// spec: such a container is not reported as one (the core refuses
-		// a container without an image); what its command line and env
-		// say still counts.
-		tf.Containers = slices.DeleteFunc(tf.Containers, func(c adapter.Container) bool { return strings.TrimSpace(c.Image) == "" })
+		// spec (a Seldon Server's podSpec, a Llama Stack containerSpec):
+		// the core reads that container's image and digest from the pods
+		// attributed to the root, by container name. A container without
+		// a name cannot be matched and is not reported; what its command
+		// line and env say still counts.
+		tf.Containers = slices.DeleteFunc(tf.Containers, func(c adapter.Container) bool {
+			return strings.TrimSpace(c.Image) == "" && strings.TrimSpace(c.Name) == ""
+		})
+		for i := range tf.Containers {
+			if strings.TrimSpace(tf.Containers[i].Image) == "" {
+				tf.Containers[i].Image = ""
+				tf.Containers[i].ImageFromPods = true
+			}
+		}
 		podtemplate.MergeFindings(s.f, tf)
 	}
 	return nil

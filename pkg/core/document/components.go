@@ -188,11 +188,18 @@ func collectFacts(in Input) ([]fact, error) {
 }
 
 // containerFacts merges the containers that run the same image (repository
-// and digest, or tag when no digest is known) into one component each.
+// and digest, or tag when no digest is known) into one component each. A
+// container that leaves its image to the pods (adapter.Container
+// ImageFromPods) runs the image in.Images holds for it, located in pod
+// status; without one it is listed unresolved, under its name.
 func containerFacts(in Input) ([]fact, error) {
 	type member struct {
-		c adapter.Container
+		c adapter.Container // with the image it runs: written, or read from pods
 		d ContainerDigest
+		// fromPods marks a container whose image is (or awaits being)
+		// read from pod status; img is what was read.
+		fromPods bool
+		img      ContainerImage
 	}
 	var g group[member]
 	for i, c := range in.Findings.Containers {
@@ -200,10 +207,31 @@ func containerFacts(in Input) ([]fact, error) {
 		if i < len(in.Digests) {
 			d = in.Digests[i]
 		}
+		var img ContainerImage
+		if i < len(in.Images) {
+			img = in.Images[i]
+		}
+		fromPods := c.ImageFromPods && strings.TrimSpace(c.Image) == ""
+		if img != (ContainerImage{}) {
+			if !fromPods {
+				return nil, fmt.Errorf("document: container %q: an image read from pods for a container whose image is written (%q)", c.Name, c.Image)
+			}
+			if img.Image != "" && img.Confidence != adapter.Declared && img.Confidence != adapter.Inferred {
+				return nil, fmt.Errorf("document: container %q: image %q read from pods with confidence %q", c.Name, img.Image, img.Confidence)
+			}
+		}
+		imageEvidence := c.Evidence
+		if fromPods {
+			c.Image = img.Image
+			imageEvidence = img.Evidence
+		}
 		_, _, pinned := ParseImage(c.Image)
 		if d.Digest == "" && pinned != "" {
 			d = ContainerDigest{Digest: pinned, Confidence: adapter.Declared,
-				Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: c.Evidence.Locator}}
+				Evidence: adapter.Evidence{Source: adapter.SourceImageReference, Locator: imageEvidence.Locator}}
+			if fromPods {
+				d.Evidence.Source = adapter.SourcePodStatus
+			}
 		}
 		if d.Digest != "" {
 			if !IsDigest(d.Digest) {
@@ -218,7 +246,7 @@ func containerFacts(in Input) ([]fact, error) {
 				return nil, fmt.Errorf("document: container %q: running digest %q on %d pods", c.Name, r.Digest, r.Pods)
 			}
 		}
-		g.add(imageIdentity(c, d), member{c, d})
+		g.add(imageIdentity(c, d), member{c, d, fromPods, img})
 	}
 	var out []fact
 	for _, key := range g.order {
@@ -230,7 +258,9 @@ func containerFacts(in Input) ([]fact, error) {
 				cmp.Compare(boolInt(a.c.Init), boolInt(b.c.Init)), strings.Compare(a.c.Image, b.c.Image),
 				strings.Compare(string(a.c.Evidence.Source), string(b.c.Evidence.Source)),
 				-cmp.Compare(a.d.Confidence.Rank(), b.d.Confidence.Rank()), strings.Compare(a.d.Digest, b.d.Digest),
-				strings.Compare(a.d.Evidence.Locator, b.d.Evidence.Locator), strings.Compare(string(a.d.Evidence.Source), string(b.d.Evidence.Source)))
+				strings.Compare(a.d.Evidence.Locator, b.d.Evidence.Locator), strings.Compare(string(a.d.Evidence.Source), string(b.d.Evidence.Source)),
+				cmp.Compare(boolInt(a.fromPods), boolInt(b.fromPods)), strings.Compare(a.img.Evidence.Locator, b.img.Evidence.Locator),
+				-cmp.Compare(a.img.Confidence.Rank(), b.img.Confidence.Rank()))
 		})
 		first := ms[0]
 		image := strings.TrimSpace(first.c.Image)
@@ -246,24 +276,31 @@ func containerFacts(in Input) ([]fact, error) {
 		if name == "" {
 			name = first.c.Name
 		}
-		conf := adapter.Declared // the image reference is written in the spec
-		if image == "" {
-			conf = adapter.Unresolved
-		}
 
 		var pieces []piece
 		var names, groups, refsWritten []string
-		allInit := true
+		allInit, anyFromPods := true, false
 		var digest ContainerDigest
 		running := map[string]int{}
 		for _, m := range ms {
-			pieces = append(pieces, piece{conf, m.c.Evidence})
+			switch {
+			case !m.fromPods && m.c.Image != "":
+				// The image reference is written in the spec.
+				pieces = append(pieces, piece{adapter.Declared, m.c.Evidence})
+			case m.fromPods && m.c.Image != "":
+				// Read from pod status; the adapter's field says why the
+				// container runs, not which image.
+				pieces = append(pieces, piece{m.img.Confidence, m.img.Evidence}, piece{adapter.Unresolved, m.c.Evidence})
+			default:
+				pieces = append(pieces, piece{adapter.Unresolved, m.c.Evidence})
+			}
 			names = append(names, m.c.Name)
 			if m.c.Group != "" {
 				groups = append(groups, m.c.Group)
 			}
 			refsWritten = append(refsWritten, m.c.Image)
 			allInit = allInit && m.c.Init
+			anyFromPods = anyFromPods || m.fromPods
 			if m.d.Digest != "" && (digest.Digest == "" || m.d.Confidence.Rank() > digest.Confidence.Rank()) {
 				digest = m.d
 			}
@@ -294,6 +331,9 @@ func containerFacts(in Input) ([]fact, error) {
 		}
 		if invalid {
 			extra = append(extra, cdx.Property{Name: propImageInvalid, Value: "true"})
+		}
+		if anyFromPods {
+			extra = append(extra, cdx.Property{Name: propImageFromPods, Value: "true"})
 		}
 		if digest.Digest == "" {
 			extra = append(extra, cdx.Property{Name: propDigestConfidence, Value: string(adapter.Unresolved)})

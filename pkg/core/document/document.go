@@ -82,6 +82,23 @@ type RunningDigest struct {
 	Pods int
 }
 
+// ContainerImage is the image of a container whose object names none
+// (adapter.Container.ImageFromPods), as the workload's pods report it.
+type ContainerImage struct {
+	// Image is the image reference the pods' container status reports
+	// (status.image); "" while no attributed pod reports one.
+	Image string
+	// Confidence is declared when every pod that reports the container runs
+	// the same image, inferred when they disagree (a rollout) and Image is
+	// the one most pods run; ignored when Image is "".
+	Confidence adapter.Confidence
+	// Evidence locates the status field: source adapter.SourcePodStatus,
+	// locator "pods/<pod>.status.containerStatuses[name=<name>].image"
+	// (initContainerStatuses for an init container). Ignored when Image is
+	// "".
+	Evidence adapter.Evidence
+}
+
 // MaxRunningListed bounds the running digests listed per container: pods
 // of one workload run a handful of digests at most (two during a rollout).
 const MaxRunningListed = 10
@@ -114,6 +131,12 @@ type Input struct {
 	// MaxBytes caps the size of the encoded document; 0 means no cap. When
 	// the document is larger, Build drops components (see Build).
 	MaxBytes int
+	// Images holds, at index i, the image read from pod status for
+	// Findings.Containers[i] when that container leaves its image to the
+	// pods (adapter.Container.ImageFromPods); entries of other containers
+	// are zero. Empty when no container does, so that such roots hash and
+	// encode exactly as before images were read from pods.
+	Images []ContainerImage `json:",omitempty"`
 	// References lists the referenced objects the scrape looked up (see
 	// adapter.RoleReferenced); empty for most roots, which then hash and
 	// encode exactly as before references existed.
@@ -173,6 +196,7 @@ const (
 	propRollupOwnedOmit   = "aibom.rollup.ownedOmitted"
 	propDataKind          = "aibom.data.kind"
 	propImageInvalid      = "aibom.image.invalid"
+	propImageFromPods     = "aibom.image.fromPods"
 	propFrameworkPurpose  = "aibom.framework.purpose"
 	propModelSource       = "aibom.model.source"
 	propModelServedName   = "aibom.model.servedName"
@@ -210,13 +234,17 @@ const (
 // smallest document together with an error wrapping ErrTooLarge.
 //
 // Build fails on an input it cannot represent faithfully: a subject without
-// kind or name, more digests than containers, or a malformed digest.
+// kind or name, more digests or pod images than containers, a malformed
+// digest, or an image read from pods for a container that names its own.
 func Build(in Input) (Result, error) {
 	if in.Subject.Kind == "" || in.Subject.Name == "" {
 		return Result{}, errors.New("document: subject kind and name are required")
 	}
 	if len(in.Digests) > len(in.Findings.Containers) {
 		return Result{}, fmt.Errorf("document: %d digests for %d containers", len(in.Digests), len(in.Findings.Containers))
+	}
+	if len(in.Images) > len(in.Findings.Containers) {
+		return Result{}, fmt.Errorf("document: %d images read from pods for %d containers", len(in.Images), len(in.Findings.Containers))
 	}
 	if in.MaxBytes < 0 {
 		return Result{}, fmt.Errorf("document: negative MaxBytes %d", in.MaxBytes)

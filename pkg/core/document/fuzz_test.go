@@ -83,9 +83,25 @@ func decodeInput(data []byte, text string, maxBytes int) Input {
 		MaxBytes: maxBytes,
 	}
 	f := &in.Findings
+	var images []ContainerImage
+	anyImage := false
 	for n := next() % 64; n > 0; n-- {
 		c := adapter.Container{Name: str(), Image: str(), Init: next()%3 == 0, Group: str(), Evidence: ev()}
+		var img ContainerImage
+		if next()%4 == 0 { // the operator chooses the image (often with an image, refused)
+			c.ImageFromPods = true
+			if next()%3 != 0 {
+				c.Image = ""
+			}
+			if next()%2 == 0 {
+				img = ContainerImage{Image: str(), Confidence: conf(), Evidence: ev()}
+			}
+		}
 		f.Containers = append(f.Containers, c)
+		images = append(images, img)
+		if img != (ContainerImage{}) {
+			anyImage = true
+		}
 		switch next() % 8 {
 		case 0, 1, 2: // unresolved
 			in.Digests = append(in.Digests, ContainerDigest{})
@@ -96,6 +112,9 @@ func decodeInput(data []byte, text string, maxBytes int) Input {
 		case 7: // anything, often refused
 			in.Digests = append(in.Digests, ContainerDigest{Digest: str(), Confidence: conf(), Evidence: ev()})
 		}
+	}
+	if anyImage {
+		in.Images = images
 	}
 	for n := next() % 16; n > 0; n-- {
 		f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: str(), Version: str(), Confidence: conf(), Evidence: ev()})
@@ -171,6 +190,16 @@ func expectedBuildError(in Input) bool {
 	if in.Subject.Kind == "" || in.Subject.Name == "" || len(in.Digests) > len(in.Findings.Containers) {
 		return true
 	}
+	for i, img := range in.Images {
+		c := in.Findings.Containers[i]
+		if img == (ContainerImage{}) {
+			continue
+		}
+		if !c.ImageFromPods || strings.TrimSpace(c.Image) != "" ||
+			(img.Image != "" && img.Confidence != adapter.Declared && img.Confidence != adapter.Inferred) {
+			return true
+		}
+	}
 	for i, d := range in.Digests {
 		if d.Digest == "" {
 			if _, _, pinned := ParseImage(in.Findings.Containers[i].Image); pinned == "" {
@@ -196,6 +225,12 @@ func reversed(in Input) Input {
 	slices.Reverse(out.Findings.Containers)
 	slices.Reverse(digests)
 	out.Digests = digests
+	if in.Images != nil {
+		images := make([]ContainerImage, len(f.Containers))
+		copy(images, in.Images)
+		slices.Reverse(images)
+		out.Images = images
+	}
 	out.Findings.Runtimes = slices.Clone(f.Runtimes)
 	slices.Reverse(out.Findings.Runtimes)
 	out.Findings.Models = slices.Clone(f.Models)

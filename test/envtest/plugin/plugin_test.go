@@ -78,9 +78,14 @@ func TestOutOfTreeOllamaAdapterLoadedFromABinary(t *testing.T) {
 	modelGK := schema.GroupKind{Group: "ollama.ayaka.io", Kind: "Model"}
 	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(modelGK, "llama")}
 	a := waitAIBOM(t, env, key, func(a *v1alpha1.AIBOM) bool {
-		return strings.Contains(a.Status.Document, "llama3.1") && len(a.Status.Absorbed) == 1
+		return strings.Contains(a.Status.Document, "llama3.1") && len(a.Status.Absorbed) == 1 && strings.Contains(a.Status.Document, digest)
 	})
 	require.Equal(t, []string{"Deployment/ollama-model-llama"}, a.Status.Absorbed)
+	// The plugin reports the server container without an image (the
+	// operator chooses it): the image and the running digest come from the
+	// pod's status, over the plugin's wire protocol.
+	require.Contains(t, a.Status.Document, `"name":"docker.io/ollama/ollama","version":"0.6.5"`)
+	require.Contains(t, a.Status.Document, `"location":"pods/ollama-model-llama-6d5f-abcde.status.containerStatuses[name=server].image","additionalContext":"pod_status"`)
 	require.Equal(t, "ollama", a.Status.Summary.Runtime)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
 	deployKey := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "ollama-model-llama")}

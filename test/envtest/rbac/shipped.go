@@ -39,6 +39,12 @@ type Shipped struct {
 	Namespace, ServiceAccount string
 	// ClusterRole is the controller's ClusterRole (config/rbac/role.yaml).
 	ClusterRole *rbacv1.ClusterRole
+	// Extensions is the aggregated ClusterRole bound to the controller
+	// (config/rbac/extensions_role.yaml): the rules of every ClusterRole
+	// labelled aibom.dev/aggregate-to-controller, which plugins and
+	// profiles ship. A test control plane runs no aggregation controller:
+	// it grants nothing there.
+	Extensions *rbacv1.ClusterRole
 	// Objects are created in order by Install: the controller's Namespace,
 	// then every object of config/rbac in kustomization order.
 	Objects []*unstructured.Unstructured
@@ -96,7 +102,7 @@ func Load() (*Shipped, error) {
 
 	// The ServiceAccount must be shipped, and bound to a ClusterRole that is.
 	var haveSA bool
-	var roleName string
+	bound := map[string]bool{}
 	for _, o := range s.Objects {
 		switch o.GetKind() {
 		case "ServiceAccount":
@@ -109,23 +115,34 @@ func Load() (*Shipped, error) {
 			if slices.ContainsFunc(b.Subjects, func(sub rbacv1.Subject) bool {
 				return sub.Kind == rbacv1.ServiceAccountKind && sub.Namespace == s.Namespace && sub.Name == s.ServiceAccount
 			}) {
-				roleName = b.RoleRef.Name
+				bound[b.RoleRef.Name] = true
 			}
 		}
 	}
-	if !haveSA || roleName == "" {
+	if !haveSA || len(bound) == 0 {
 		return nil, fmt.Errorf("config/rbac: ServiceAccount %s/%s is not shipped or not bound to a ClusterRole", s.Namespace, s.ServiceAccount)
 	}
+	found := 0
 	for _, o := range s.Objects {
-		if o.GetKind() == "ClusterRole" && o.GetName() == roleName {
-			s.ClusterRole = &rbacv1.ClusterRole{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, s.ClusterRole); err != nil {
-				return nil, err
-			}
+		if o.GetKind() != "ClusterRole" || !bound[o.GetName()] {
+			continue
+		}
+		found++
+		role := &rbacv1.ClusterRole{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, role); err != nil {
+			return nil, err
+		}
+		switch {
+		case role.AggregationRule != nil && s.Extensions == nil:
+			s.Extensions = role
+		case role.AggregationRule == nil && s.ClusterRole == nil:
+			s.ClusterRole = role
+		default:
+			return nil, fmt.Errorf("config/rbac: want one plain and at most one aggregated ClusterRole bound to the controller, found another: %s", role.Name)
 		}
 	}
-	if s.ClusterRole == nil {
-		return nil, fmt.Errorf("config/rbac: ClusterRole %s is bound but not shipped", roleName)
+	if found != len(bound) || s.ClusterRole == nil {
+		return nil, fmt.Errorf("config/rbac: the controller's bound ClusterRoles %v are not all shipped, or none has rules of its own", bound)
 	}
 	return s, nil
 }

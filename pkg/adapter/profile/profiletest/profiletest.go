@@ -16,6 +16,7 @@
 //	    models: [{name: phi-4-mini-instruct, confidence: declared}]
 //	    data: [...]
 //	    properties: {kaito.instanceType: Standard_NC24ads_A100_v4}
+//	    imagesFromPods: [server]      # containers whose image the operator picks
 //	  broken:
 //	    wantErr: true
 //
@@ -61,7 +62,10 @@ type Expectation struct {
 	Models     []Claim           `json:"models,omitempty"`
 	Data       []Claim           `json:"data,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
-	WantErr    bool              `json:"wantErr,omitempty"`
+	// ImagesFromPods names containers reported without an image, left to
+	// the pods (the operator picks the image).
+	ImagesFromPods []string `json:"imagesFromPods,omitempty"`
+	WantErr        bool     `json:"wantErr,omitempty"`
 }
 
 // Missing excuses a tracked kind version without a fixture.
@@ -124,7 +128,7 @@ func Load(dir string) ([]conformance.Fixture, []conformance.Option, error) {
 		fixtures = append(fixtures, conformance.Fixture{
 			Name: name, Object: objs[0], References: objs[1:], WantErr: e.WantErr,
 			Expect: conformance.Expect{Images: e.Images, Runtimes: claims(e.Runtimes), Models: claims(e.Models),
-				Data: claims(e.Data), Properties: e.Properties},
+				Data: claims(e.Data), Properties: e.Properties, ImagesFromPods: e.ImagesFromPods},
 		})
 	}
 	var unknown []string
