@@ -324,6 +324,7 @@ func TestChartRBACIsMinimal(t *testing.T) {
 	writes := map[string][]string{
 		"aibom.dev/aiboms":                          {"create", "update", "patch", "delete"},
 		"aibom.dev/aiboms/status":                   {"update", "patch"},
+		"aibom.dev/aibomadapterprofiles/status":     {"update", "patch"},
 		"/events":                                   {"create", "patch"},
 		"events.k8s.io/events":                      {"create", "patch"},
 		"coordination.k8s.io/leases":                {"create", "update"},
