@@ -226,7 +226,9 @@ func TestMalformedFileIsSkipped(t *testing.T) {
 // AllowDuplicates.
 func TestDuplicates(t *testing.T) {
 	dir := t.TempDir()
-	cm := func(v string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {v: " + v + "}\n" }
+	cm := func(v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {v: " + v + "}\n"
+	}
 	a := writeFile(t, dir, "a/1.yaml", cm("first"))
 	b := writeFile(t, dir, "b/2.yaml", "# again\n"+cm("second"))
 	same := writeFile(t, dir, "c/3.yaml", cm("one")+"---\n"+cm("two"))
