@@ -140,13 +140,14 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 	// Version negotiation, as the controller's supervisor does it.
 	served := &core.ServedVersions{Discovery: disc}
 	var entries []core.Entry
+	var unserved []string
 	for _, e := range reg.AllEntries() {
 		v, ok, err := served.Preferred(e)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			snap.Notes = append(snap.Notes, fmt.Sprintf("kind %s is not served by the cluster (versions %s); skipped", e.Kind.String(), strings.Join(e.Versions, ", ")))
+			unserved = append(unserved, fmt.Sprintf("%s (%s)", e.Kind.String(), strings.Join(e.Versions, ", ")))
 			continue
 		}
 		if err := reg.SetServedVersion(e.GroupKind(), v); err != nil {
@@ -154,6 +155,10 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 		}
 		e.Version = v
 		entries = append(entries, e)
+	}
+
+	if len(unserved) > 0 {
+		snap.Notes = append(snap.Notes, fmt.Sprintf("%d kind(s) not served by the cluster in the versions their adapters read were skipped: %s", len(unserved), strings.Join(unserved, ", ")))
 	}
 
 	var lists []string // namespaces to list in; "" = all at once
