@@ -23,8 +23,8 @@ func TestFlagForms(t *testing.T) {
 		{"scan", "-f", lws, "-ojson", "-nteam"},
 		{"scan", "-f=" + lws, "-o=json", "-n=team"},
 		{"scan", "--filename=" + lws, "--output=json", "--namespace=team"},
-		{"scan", lws, "-o", "json", "-n", "team"},                       // a positional path is -f
-		{"scan", "-o", "json", "-n", "team", "--", lws},                 // after --
+		{"scan", lws, "-o", "json", "-n", "team"},                        // a positional path is -f
+		{"scan", "-o", "json", "-n", "team", "--", lws},                  // after --
 		{"scan", "-filename", lws, "-output", "json", "-namespace=team"}, // Go-style single dash
 		{"scan", "-R", "-f", lws, "-ojson", "-nteam"},
 	} {
