@@ -261,3 +261,19 @@ func TestAdaptersFlagRestrictsKinds(t *testing.T) {
 	require.Contains(t, out, "default    Deployment  vllm-agg-vllmdecodeworker ")
 	require.Contains(t, errOut, "DynamoComponentDeployment.nvidia.com (2), DynamoGraphDeployment.nvidia.com (1)")
 }
+
+// What stderr quotes from the input cannot drive the terminal.
+func TestStderrEscapesInput(t *testing.T) {
+	f := writeFile(t, "evil.yaml", "apiVersion: v1\nkind: \"Evil\\u001b[2J\"\nmetadata: {}\n---\n"+
+		"apiVersion: v1\nkind: \"Dup\\u001b[31m\"\nmetadata: {name: x}\n---\napiVersion: v1\nkind: \"Dup\\u001b[31m\"\nmetadata: {name: x}\n")
+	code, _, errOut := run(t, "scan", f)
+	require.Equal(t, ExitPartial, code)
+	require.NotContains(t, errOut, "\x1b")
+	require.Contains(t, errOut, `Evil\x1b[2J without metadata.name`)
+
+	g := writeFile(t, "dup.yaml", "apiVersion: v1\nkind: \"Dup\\u001b[31m\"\nmetadata: {name: x}\n---\napiVersion: v1\nkind: \"Dup\\u001b[31m\"\nmetadata: {name: x}\n")
+	code, _, errOut = run(t, "scan", g)
+	require.Equal(t, ExitDuplicate, code)
+	require.NotContains(t, errOut, "\x1b")
+	require.Contains(t, errOut, `Dup\x1b[31m default/x at `)
+}

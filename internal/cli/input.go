@@ -192,14 +192,15 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *core.Registry
 	if err != nil {
 		return nil, &exitError{code: ExitInput, err: err}
 	}
+	// What the loader says quotes the input: escaped for the terminal.
 	for _, n := range snap.Notes {
-		fmt.Fprintln(s.Err, "note:", n)
+		fmt.Fprintln(s.Err, "note:", scan.Printable(n))
 	}
 	for _, w := range snap.Warnings {
-		fmt.Fprintln(s.Err, "warning:", w)
+		fmt.Fprintln(s.Err, "warning:", scan.Printable(w))
 	}
 	for _, e := range snap.Errors {
-		fmt.Fprintln(s.Err, "error:", e)
+		fmt.Fprintln(s.Err, "error:", scan.Printable(e))
 	}
 
 	ev := &evaluation{reg: reg, snap: snap, store: core.NewMemoryStore(snap.Objects), partial: snap.Partial}
@@ -225,11 +226,11 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *core.Registry
 	}
 	for _, r := range ev.roots {
 		if err := r.Err(); err != nil {
-			fmt.Fprintf(s.Err, "error: %s %s: %v\n", r.Entry.Kind.String(), objectName(r), err)
+			fmt.Fprintf(s.Err, "error: %s %s: %s\n", r.Entry.Kind.String(), objectName(r), scan.Printable(err.Error()))
 			ev.partial = true
 		}
 		if t := r.Report.Truncated; t != nil && t.Status == "True" {
-			fmt.Fprintf(s.Err, "note: %s %s: %s\n", r.Entry.Kind.String(), objectName(r), t.Message)
+			fmt.Fprintf(s.Err, "note: %s %s: %s\n", r.Entry.Kind.String(), objectName(r), scan.Printable(t.Message))
 		}
 	}
 	return ev, nil

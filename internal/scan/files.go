@@ -161,7 +161,7 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 			sameFile = sameFile || seenFile[s.File]
 			seenFile[s.File] = true
 		}
-		line := fmt.Sprintf("%s %s at %s", kindString(k.gk), objectName(k.namespace, k.name), strings.Join(where, " and "))
+		line := Printable(fmt.Sprintf("%s %s at %s", kindString(k.gk), objectName(k.namespace, k.name), strings.Join(where, " and ")))
 		switch {
 		case sameFile && !opts.AllowDuplicates:
 			dups = append(dups, line+" (twice in one file; --allow-duplicates keeps the last)")
