@@ -32,7 +32,7 @@ print-version: ## Print VERSION and the link flags that stamp it
 
 tidy: ## go mod tidy in every module (the root, and the modules that replace it: run after changing the root's go.mod)
 	go mod tidy
-	for m in examples/kserve hack/image test/release; do (cd $$m && go mod tidy) || exit 1; done
+	for m in examples/ollama hack/image test/release; do (cd $$m && go mod tidy) || exit 1; done
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

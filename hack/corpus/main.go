@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/internal/cli"
 	"github.com/aibom-dev/aibom/internal/corpus"
-	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
@@ -55,7 +55,7 @@ func main() {
 	known, all := corpus.Report(os.Stdout, results)
 	failed := false
 	for _, r := range results {
-		if r.Exit != scan.ExitOK {
+		if r.Exit != cli.ExitOK {
 			fmt.Fprintf(os.Stderr, "corpus: %s: aibom scan exited %d\n", r.Manifest, r.Exit)
 			failed = true
 		}

@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/aibom-dev/aibom/internal/cli"
 	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/internal/scan"
 )
 
 // Result is the outcome for one manifest.
@@ -104,9 +104,9 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		r := Result{Entry: e, Known: knownKind(filepath.Join(opts.Dir, e.Manifest), e.Kind, opts.Tracked)}
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"scan", "-f", filepath.Join(opts.Dir, e.Manifest), "-o", "json"}, opts.ScanArgs...)
-		r.Exit = scan.Run(ctx, args, &stdout, &stderr)
+		r.Exit = cli.Run(ctx, args, &stdout, &stderr)
 		r.Stderr = stderr.String()
-		if r.Exit == scan.ExitOK || r.Exit == scan.ExitPartial {
+		if r.Exit == cli.ExitOK || r.Exit == cli.ExitPartial {
 			found, err := ReadDocuments(stdout.Bytes())
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", e.Manifest, err)
@@ -209,7 +209,7 @@ func Report(w io.Writer, results []Result) (known, all Score) {
 		fmt.Fprintf(w, "%s %s  %s  [%s, exit %d]\n", mark(r.RuntimeOK), mark(r.ModelOK), r.Manifest, scope, r.Exit)
 		fmt.Fprintf(w, "    runtime: want %s found %s\n", orNone(r.Runtimes), orNone(r.Found.Runtimes))
 		fmt.Fprintf(w, "    model:   want %s found %s\n", orNone(r.Models), orNone(r.Found.Models))
-		if r.Exit != scan.ExitOK {
+		if r.Exit != cli.ExitOK {
 			for _, l := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 				fmt.Fprintf(w, "    stderr: %s\n", l)
 			}

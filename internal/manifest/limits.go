@@ -69,6 +69,18 @@ func readFile(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
+// readStream reads a stream (standard input) of at most max bytes.
+func readStream(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", StdinName, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: over the limit of %d bytes per file: %w", StdinName, max, ErrLimit)
+	}
+	return data, nil
+}
+
 // aliasUse finds a YAML alias ("*name") in a document.
 var aliasUse = regexp.MustCompile(`(^|[\s\[,{:-])\*[^\s\[\]{},]+`)
 

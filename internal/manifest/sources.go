@@ -1,15 +1,20 @@
 package manifest
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,12 +45,37 @@ func (s Source) Position() string {
 	return fmt.Sprintf("%s:%d", s.File, s.Line)
 }
 
+// Stdin is the path that names standard input ("-f -").
+const Stdin = "-"
+
+// StdinName is the name standard input is read under, in positions.
+const StdinName = "<stdin>"
+
+// manifestExt reports whether a file found in a directory is read: *.yaml,
+// *.yml and *.json.
+func manifestExt(name string) bool {
+	switch filepath.Ext(name) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
 // Files expands files and directories the way Load does: a file is taken as
 // is, a directory gives its *.yaml, *.yml and *.json files (not recursively),
 // in lexical order.
-func Files(paths ...string) ([]string, error) {
+func Files(paths ...string) ([]string, error) { return expand(false, paths) }
+
+// expand is Files, walking directories recursively when recursive (in
+// lexical order, symbolic links to directories not followed). Stdin is kept
+// as is.
+func expand(recursive bool, paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
+		if p == Stdin {
+			files = append(files, p)
+			continue
+		}
 		info, err := os.Stat(p)
 		if err != nil {
 			return nil, err
@@ -54,18 +84,104 @@ func Files(paths ...string) ([]string, error) {
 			files = append(files, p)
 			continue
 		}
+		if recursive {
+			err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() && manifestExt(d.Name()) {
+					files = append(files, path)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		entries, err := os.ReadDir(p)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range entries {
-			ext := filepath.Ext(e.Name())
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+			if !e.IsDir() && manifestExt(e.Name()) {
 				files = append(files, filepath.Join(p, e.Name()))
 			}
 		}
 	}
 	return files, nil
+}
+
+// ReadOptions tune ReadFiles.
+type ReadOptions struct {
+	// Limits bound the input (DefaultLimits when zero).
+	Limits Limits
+	// Recursive walks directories recursively.
+	Recursive bool
+	// Stdin is read for the path "-" (os.Stdin when nil), under the name
+	// StdinName, within Limits.MaxFileBytes.
+	Stdin io.Reader
+}
+
+// File is the outcome of reading one file.
+type File struct {
+	// Name is the path read, or StdinName.
+	Name string
+	// Sources are its objects, in order; none when Err is set.
+	Sources []Source
+	// Err says why the file could not be read or decoded (it names the
+	// file and, for a malformed document, the line). A file with an error
+	// gives no object at all: half a file would mislead.
+	Err error
+}
+
+// ReadFiles reads every file of paths (see Files; "-" is standard input,
+// read once). It fails only when a path cannot be expanded (it does not
+// exist) or the input passes Limits.MaxTotalBytes; a file that cannot be
+// read or decoded, or passes Limits.MaxFileBytes, is returned with its Err
+// and the others are read.
+func ReadFiles(opts ReadOptions, paths ...string) ([]File, error) {
+	limits := opts.Limits.withDefaults()
+	files, err := expand(opts.Recursive, paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	var total int64
+	stdinRead := false
+	for _, f := range files {
+		name := f
+		var data []byte
+		var err error
+		if f == Stdin {
+			name = StdinName
+			if stdinRead {
+				return nil, fmt.Errorf("%q is given more than once: standard input is read once", Stdin)
+			}
+			stdinRead = true
+			in := opts.Stdin
+			if in == nil {
+				in = os.Stdin
+			}
+			data, err = readStream(in, limits.MaxFileBytes)
+		} else {
+			data, err = readFile(f, limits.MaxFileBytes)
+		}
+		if err != nil {
+			out = append(out, File{Name: name, Err: err})
+			continue
+		}
+		total += int64(len(data))
+		if total > limits.MaxTotalBytes {
+			return nil, fmt.Errorf("%s: the input passes the limit of %d bytes in all: %w", name, limits.MaxTotalBytes, ErrLimit)
+		}
+		srcs, err := decodeSources(name, data, limits)
+		out = append(out, File{Name: name, Sources: srcs, Err: err})
+		if err != nil {
+			out[len(out)-1].Sources = nil
+		}
+	}
+	return out, nil
 }
 
 // LoadSources is Load with positions: every object of files and directories
@@ -78,29 +194,18 @@ func LoadSources(paths ...string) ([]Source, error) {
 // regular file within Limits.MaxFileBytes, all together within
 // MaxTotalBytes, and no document may expand through YAML aliases beyond
 // MaxExpansion times its size. A limit's error wraps ErrLimit and names the
-// file.
+// file. The first file that cannot be read fails the whole load.
 func LoadSourcesLimited(limits Limits, paths ...string) ([]Source, error) {
-	limits = limits.withDefaults()
-	files, err := Files(paths...)
+	files, err := ReadFiles(ReadOptions{Limits: limits}, paths...)
 	if err != nil {
 		return nil, err
 	}
 	var out []Source
-	var total int64
 	for _, f := range files {
-		data, err := readFile(f, limits.MaxFileBytes)
-		if err != nil {
-			return nil, err
+		if f.Err != nil {
+			return nil, f.Err
 		}
-		total += int64(len(data))
-		if total > limits.MaxTotalBytes {
-			return nil, fmt.Errorf("%s: the input passes the limit of %d bytes in all: %w", f, limits.MaxTotalBytes, ErrLimit)
-		}
-		srcs, err := decodeSources(f, data, limits)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, srcs...)
+		out = append(out, f.Sources...)
 	}
 	return out, nil
 }
@@ -108,87 +213,195 @@ func LoadSourcesLimited(limits Limits, paths ...string) ([]Source, error) {
 // yamlLine finds the document-relative line in a YAML parser's message.
 var yamlLine = regexp.MustCompile(`(yaml: line )(\d+)(:)`)
 
-// DecodeSources is Decode with positions. Documents are separated by lines
-// that are "---" (trailing blanks allowed), as for Decode. An error names the
-// file and the line: for malformed YAML the line the parser stopped at,
-// otherwise the document's first line.
+// DecodeSources is Decode with positions. A stream is a series of YAML
+// documents separated by "---" lines (a comment may follow the
+// separator), or a series of JSON objects; apimachinery's readers split
+// it. An error names the file and the line: for malformed YAML the line
+// the parser stopped at, otherwise the document's first line.
 func DecodeSources(name string, data []byte) ([]Source, error) {
 	return decodeSources(name, data, DefaultLimits)
 }
 
 func decodeSources(name string, data []byte, limits Limits) ([]Source, error) {
 	limits = limits.withDefaults()
-	var out []Source
-	lines := strings.SplitAfter(string(data), "\n")
-	var doc strings.Builder
-	docStart, first := 1, 0 // first: first line neither blank nor comment, 0 if none
-	flush := func() error {
-		defer func() { doc.Reset() }()
-		if first == 0 {
-			return nil
+	if utilyaml.IsJSONBuffer(data) {
+		if srcs, isJSON, err := decodeJSONStream(name, data); isJSON {
+			return srcs, err
 		}
-		text := doc.String()
-		if err := checkAliases(text, max(limits.MaxExpansion*int64(len(text)), 1<<20)); err != nil {
-			return fmt.Errorf("%s:%d: %w", name, first, err)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := utilyaml.Unmarshal([]byte(text), &obj.Object); err != nil {
-			msg := err.Error()
-			line := first
-			if m := yamlLine.FindStringSubmatch(msg); m != nil {
-				if n, convErr := strconv.Atoi(m[2]); convErr == nil {
-					line = docStart + n - 1
-					msg = yamlLine.ReplaceAllString(msg, "${1}"+strconv.Itoa(line)+"${3}")
-				}
-			}
-			return fmt.Errorf("%s:%d: %s", name, line, msg)
-		}
-		if obj.Object == nil {
-			return nil
-		}
-		if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
-			return fmt.Errorf("%s:%d: object without apiVersion or kind", name, first)
-		}
-		if obj.IsList() {
-			list, err := obj.ToList()
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", name, first, err)
-			}
-			for i := range list.Items {
-				item := &list.Items[i]
-				if item.GetKind() == "" || item.GetAPIVersion() == "" {
-					return fmt.Errorf("%s:%d: items[%d]: object without apiVersion or kind", name, first, i)
-				}
-				out = append(out, Source{Object: item, File: name, Line: first, Item: i})
-			}
-			return nil
-		}
-		out = append(out, Source{Object: obj, File: name, Line: first, Item: -1})
-		return nil
 	}
-	for i, l := range lines {
-		n := i + 1
-		if isSeparator(l) {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			docStart, first = n+1, 0
-			continue
-		}
-		if t := strings.TrimSpace(l); first == 0 && t != "" && !strings.HasPrefix(t, "#") {
-			first = n
-		}
-		doc.WriteString(l)
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return decodeYAMLStream(name, data, limits)
 }
 
-func isSeparator(line string) bool {
-	rest, ok := strings.CutPrefix(line, "---")
-	return ok && strings.TrimRightFunc(rest, unicode.IsSpace) == ""
+// decodeJSONStream reads a stream of JSON objects ("{...}{...}", one per
+// line or not). isJSON is false when the first value is not JSON (a YAML
+// flow mapping starts with "{" too): the stream is then read as YAML.
+func decodeJSONStream(name string, data []byte) (out []Source, isJSON bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var end int64
+	for n := 0; ; n++ {
+		start := end + int64(len(data[end:])-len(bytes.TrimLeftFunc(data[end:], unicode.IsSpace)))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, true, nil
+			}
+			if n == 0 {
+				return nil, false, nil
+			}
+			off := start
+			var syntax *json.SyntaxError
+			if errors.As(err, &syntax) {
+				off = syntax.Offset
+			}
+			return nil, true, fmt.Errorf("%s:%d: %s", name, lineOf(data, off), err)
+		}
+		end = dec.InputOffset()
+		srcs, err := toSources(name, lineOf(data, start), raw, nil)
+		if err != nil {
+			return nil, true, err
+		}
+		out = append(out, srcs...)
+	}
+}
+
+// lineOf is the 1-based line of byte offset off.
+func lineOf(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+// lineFeeder hands a bufio.Reader one line per Read, so that the bytes it
+// has given out always end at the line apimachinery's YAMLReader consumed
+// last: the reader splits, the feeder knows where.
+type lineFeeder struct {
+	data []byte
+	off  int
+}
+
+func (f *lineFeeder) Read(p []byte) (int, error) {
+	if f.off >= len(f.data) {
+		return 0, io.EOF
+	}
+	rest := f.data[f.off:]
+	n := bytes.IndexByte(rest, '\n') + 1
+	if n == 0 {
+		n = len(rest)
+	}
+	n = copy(p, rest[:n])
+	f.off += n
+	return n, nil
+}
+
+// lastLine returns the number of the last line handed out and its text.
+func (f *lineFeeder) lastLine() (int, []byte) {
+	consumed := f.data[:f.off]
+	n := bytes.Count(consumed, []byte("\n"))
+	if len(consumed) > 0 && consumed[len(consumed)-1] != '\n' {
+		n++ // a last line without a newline
+	}
+	start := bytes.LastIndexByte(bytes.TrimSuffix(consumed, []byte("\n")), '\n') + 1
+	return n, consumed[start:]
+}
+
+// decodeYAMLStream splits a YAML stream into documents with apimachinery's
+// YAMLReader and decodes each.
+func decodeYAMLStream(name string, data []byte, limits Limits) ([]Source, error) {
+	feeder := &lineFeeder{data: data}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(feeder))
+	var out []Source
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		last, lastText := feeder.lastLine()
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, last, err)
+		}
+		// The document's lines end just before the separator that ended
+		// it (or at the last line read, at the end of the stream).
+		end := last
+		if bytes.HasPrefix(lastText, []byte(separator)) {
+			end--
+		}
+		docStart := end - bytes.Count(doc, []byte("\n")) + 1
+		srcs, err := decodeDocument(name, docStart, doc, limits)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, srcs...)
+	}
+}
+
+const separator = "---"
+
+// decodeDocument decodes one YAML document whose first line is line
+// docStart of the file.
+func decodeDocument(name string, docStart int, doc []byte, limits Limits) ([]Source, error) {
+	first := 0 // first line neither blank, a comment nor a separator
+	for i, l := range bytes.SplitAfter(doc, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) > 0 && t[0] != '#' && !bytes.HasPrefix(l, []byte(separator)) {
+			first = docStart + i
+			break
+		}
+	}
+	if first == 0 {
+		return nil, nil // blank or comments only
+	}
+	if err := checkAliases(string(doc), max(limits.MaxExpansion*int64(len(doc)), 1<<20)); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, first, err)
+	}
+	return toSources(name, first, doc, func(msg string) (int, string) {
+		m := yamlLine.FindStringSubmatch(msg)
+		if m == nil {
+			return first, msg
+		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			return first, msg
+		}
+		line := docStart + n - 1
+		return line, yamlLine.ReplaceAllString(msg, "${1}"+strconv.Itoa(line)+"${3}")
+	})
+}
+
+// toSources decodes one document (YAML or JSON) read at line first; a
+// "kind: List" gives its items. position maps a parser's message to the
+// line it names (nil: the document's first line).
+func toSources(name string, first int, doc []byte, position func(msg string) (int, string)) ([]Source, error) {
+	obj := &unstructured.Unstructured{}
+	if err := utilyaml.Unmarshal(doc, &obj.Object); err != nil {
+		line, msg := first, err.Error()
+		if position != nil {
+			line, msg = position(msg)
+		}
+		return nil, fmt.Errorf("%s:%d: %s", name, line, msg)
+	}
+	if obj.Object == nil {
+		return nil, nil
+	}
+	if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
+		return nil, fmt.Errorf("%s:%d: object without apiVersion or kind", name, first)
+	}
+	if !obj.IsList() {
+		return []Source{{Object: obj, File: name, Line: first, Item: -1}}, nil
+	}
+	list, err := obj.ToList()
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, first, err)
+	}
+	out := make([]Source, 0, len(list.Items))
+	for i := range list.Items {
+		item := &list.Items[i]
+		if item.GetKind() == "" || item.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("%s:%d: items[%d]: object without apiVersion or kind", name, first, i)
+		}
+		out = append(out, Source{Object: item, File: name, Line: first, Item: i})
+	}
+	return out, nil
 }
 
 // SyntheticUID is the UID given to an object read from a file that has none:

@@ -32,7 +32,9 @@ type ClusterOptions struct {
 	AllNamespaces bool
 	// IgnoreOptIn reads namespaces that did not opt in too.
 	IgnoreOptIn bool
-	// Progress receives progress lines; may be nil.
+	// Progress receives a line per kind listed (objects and pages) and a
+	// closing count; nil prints nothing. The command line gives stderr when
+	// it is a terminal.
 	Progress io.Writer
 }
 
@@ -88,7 +90,7 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	var namespaces []string
 	if opts.AllNamespaces {
-		items, err := listAll(ctx, func(lo metav1.ListOptions) ([]client.Object, string, error) {
+		items, _, err := listAll(ctx, func(lo metav1.ListOptions) ([]client.Object, string, error) {
 			l, err := meta.Resource(nsGVR).List(ctx, lo)
 			if err != nil {
 				return nil, "", err
@@ -138,13 +140,14 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 	// Version negotiation, as the controller's supervisor does it.
 	served := &core.ServedVersions{Discovery: disc}
 	var entries []core.Entry
+	var unserved []string
 	for _, e := range reg.AllEntries() {
 		v, ok, err := served.Preferred(e)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			snap.Notes = append(snap.Notes, fmt.Sprintf("kind %s is not served by the cluster (versions %s); skipped", e.Kind.String(), strings.Join(e.Versions, ", ")))
+			unserved = append(unserved, fmt.Sprintf("%s (%s)", e.Kind.String(), strings.Join(e.Versions, ", ")))
 			continue
 		}
 		if err := reg.SetServedVersion(e.GroupKind(), v); err != nil {
@@ -152,6 +155,10 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 		}
 		e.Version = v
 		entries = append(entries, e)
+	}
+
+	if len(unserved) > 0 {
+		snap.Notes = append(snap.Notes, fmt.Sprintf("%d kind(s) not served by the cluster in the versions their adapters read were skipped: %s", len(unserved), strings.Join(unserved, ", ")))
 	}
 
 	var lists []string // namespaces to list in; "" = all at once
@@ -170,7 +177,7 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 			lists = []string{""} // a cluster-scoped referenced kind
 		}
 		for _, ns := range lists {
-			objs, err := listAll(ctx, func(lo metav1.ListOptions) ([]client.Object, string, error) {
+			objs, pages, err := listAll(ctx, func(lo metav1.ListOptions) ([]client.Object, string, error) {
 				return listPage(ctx, dyn, meta, e, ns, lo)
 			})
 			if err != nil {
@@ -179,16 +186,25 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 					continue
 				}
 				snap.Partial = true
-				snap.Notes = append(snap.Notes, fmt.Sprintf("cannot list %s: %v; results are partial", e.Kind.String(), err))
+				snap.Errors = append(snap.Errors, fmt.Sprintf("cannot list %s: %v; results are partial", e.Kind.String(), err))
 				continue
 			}
+			kept := 0
 			for _, o := range objs {
 				if !scan[o.GetNamespace()] && !e.ClusterScoped {
 					continue
 				}
 				o.GetObjectKind().SetGroupVersionKind(e.GVK())
 				snap.Objects = append(snap.Objects, o)
-				count++
+				kept++
+			}
+			count += kept
+			if opts.Progress != nil {
+				where := "every namespace"
+				if ns != "" {
+					where = "namespace " + ns
+				}
+				fmt.Fprintf(opts.Progress, "listed %s in %s: %d object(s), %d page(s)\n", e.Kind.String(), where, kept, pages)
 			}
 		}
 	}
@@ -231,21 +247,22 @@ func listPage(ctx context.Context, dyn dynamic.Interface, meta metadata.Interfac
 	return out, l.Continue, nil
 }
 
-// listAll pages through a list, PageSize items at a time.
-func listAll(ctx context.Context, page func(metav1.ListOptions) ([]client.Object, string, error)) ([]client.Object, error) {
+// listAll pages through a list, PageSize items at a time; it returns the
+// number of pages read.
+func listAll(ctx context.Context, page func(metav1.ListOptions) ([]client.Object, string, error)) ([]client.Object, int, error) {
 	var out []client.Object
 	lo := metav1.ListOptions{Limit: PageSize}
-	for {
+	for pages := 1; ; pages++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, pages - 1, err
 		}
 		items, cont, err := page(lo)
 		if err != nil {
-			return nil, err
+			return nil, pages, err
 		}
 		out = append(out, items...)
 		if cont == "" {
-			return out, nil
+			return out, pages, nil
 		}
 		lo.Continue = cont
 	}

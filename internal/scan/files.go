@@ -2,8 +2,9 @@ package scan
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -25,34 +26,49 @@ type Snapshot struct {
 	// namespace name.
 	NamespaceLabels map[string]map[string]string
 	// Notes are remarks for stderr (unknown kinds, unresolved owners,
-	// duplicates kept, kinds not served ...), in order.
+	// synthetic names, kinds not served ...), in order.
 	Notes []string
+	// Warnings are remarks a person should act on (an object read from two
+	// files, the later one kept), in order.
+	Warnings []string
+	// Errors name what could not be read (a malformed file, skipped whole);
+	// the snapshot holds everything else.
+	Errors []string
 	// Partial is set when something that should have been read could not
-	// be (a kind the cluster refused to list).
+	// be (a file skipped, a kind the cluster refused to list).
 	Partial bool
 }
 
 // FileOptions tune LoadFiles.
 type FileOptions struct {
-	// Paths are files and directories (see manifest.Files).
+	// Paths are files and directories (see manifest.ReadFiles); "-" is
+	// standard input.
 	Paths []string
+	// Recursive walks directories recursively.
+	Recursive bool
+	// Stdin is read for the path "-" (os.Stdin when nil).
+	Stdin io.Reader
 	// Limits bound the input (manifest.DefaultLimits when zero).
 	Limits manifest.Limits
 	// Namespace is given to objects without one ("default" when empty).
 	Namespace string
-	// AllowDuplicates keeps the last of objects read twice instead of
-	// failing.
+	// AllowDuplicates keeps the last of the same object read twice from
+	// one file instead of failing.
 	AllowDuplicates bool
+	// Strict fails on the same object read from two files (by default the
+	// later one is kept, with a warning).
+	Strict bool
 }
 
-// DuplicateError reports objects read more than once.
+// DuplicateError reports objects read more than once where that is an
+// error: twice from one file, or from two files with FileOptions.Strict.
 type DuplicateError struct {
 	// Duplicates has one line per duplicated object, naming every position.
 	Duplicates []string
 }
 
 func (e *DuplicateError) Error() string {
-	return "duplicate objects (use --allow-duplicates to keep the last):\n  " + strings.Join(e.Duplicates, "\n  ")
+	return "duplicate objects:\n  " + strings.Join(e.Duplicates, "\n  ")
 }
 
 // clusterScoped lists the well-known cluster-scoped kinds, which get no
@@ -75,72 +91,88 @@ var clusterScoped = map[schema.GroupKind]bool{
 
 var namespaceGK = schema.GroupKind{Kind: "Namespace"}
 
+// objectKey identifies an object of the input.
+type objectKey struct {
+	gk              schema.GroupKind
+	namespace, name string
+}
+
 // LoadFiles reads manifests into a snapshot: objects without a namespace get
-// opts.Namespace, objects without a UID get manifest.SyntheticUID, and
-// ownerReferences that name their owner by kind and name are resolved within
-// the files (manifest.ResolveOwners). Objects of kinds no adapter in reg
-// knows are kept (they can be owners) and counted in a note. An object read
-// twice (same group, kind, namespace and name) is a *DuplicateError unless
-// opts.AllowDuplicates, which keeps the last one read. Any other error is an
-// unreadable input and names the file and line.
+// opts.Namespace, objects with only metadata.generateName get a stable
+// synthetic name (SyntheticName, with a note), objects without a UID get
+// manifest.SyntheticUID, and ownerReferences that name their owner by kind
+// and name are resolved within the files (manifest.ResolveOwners). Objects
+// of kinds no adapter in reg knows are kept (they can be owners) and counted
+// in a note.
+//
+// A file that cannot be read or decoded, or holds an object without a name,
+// is skipped whole and named in Snapshot.Errors (the snapshot is Partial).
+// The same object (group, kind, namespace, name) read from two files is a
+// warning, the later one kept, unless opts.Strict; read twice from one file
+// it is a *DuplicateError unless opts.AllowDuplicates, which keeps the last.
+// A path that does not exist, or input over the total limit, is an error.
 func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 	ns := opts.Namespace
 	if ns == "" {
 		ns = "default"
 	}
-	srcs, err := manifest.LoadSourcesLimited(opts.Limits, opts.Paths...)
+	files, err := manifest.ReadFiles(manifest.ReadOptions{Limits: opts.Limits, Recursive: opts.Recursive, Stdin: opts.Stdin}, opts.Paths...)
 	if err != nil {
 		return nil, err
 	}
-	type key struct {
-		gk              schema.GroupKind
-		namespace, name string
-	}
-	index := map[key]int{} // key -> index in kept
+	snap := &Snapshot{NamespaceLabels: map[string]map[string]string{}}
+	index := map[objectKey]int{} // key -> index in kept
 	var kept []manifest.Source
-	positions := map[key][]string{}
-	var order []key
-	for _, s := range srcs {
-		o := s.Object
-		gk := o.GroupVersionKind().GroupKind()
-		if o.GetNamespace() == "" && !clusterScoped[gk] && !clusterScopedReferenced(reg, gk) {
-			o.SetNamespace(ns)
+	positions := map[objectKey][]manifest.Source{}
+	var order []objectKey
+	generated := map[objectKey]bool{}
+	for _, f := range files {
+		if f.Err == nil {
+			f.Err = nameObjects(f.Sources, ns, reg, generated, &snap.Notes)
 		}
-		if o.GetName() == "" && o.GetGenerateName() != "" {
-			// The API server would name it generateName plus a random
-			// suffix; offline the suffix is derived from the position, so
-			// the same input gives the same name.
-			sum := sha256.Sum256([]byte(s.Position()))
-			o.SetName(o.GetGenerateName() + hex.EncodeToString(sum[:])[:5])
-		}
-		if o.GetName() == "" {
-			return nil, fmt.Errorf("%s: %s without metadata.name (or metadata.generateName)", s.Position(), o.GetKind())
-		}
-		k := key{gk, o.GetNamespace(), o.GetName()}
-		if i, dup := index[k]; dup {
-			if len(positions[k]) == 1 {
-				order = append(order, k)
-			}
-			positions[k] = append(positions[k], s.Position())
-			kept[i] = s
+		if f.Err != nil {
+			snap.Errors = append(snap.Errors, f.Err.Error()+"; file skipped")
+			snap.Partial = true
 			continue
 		}
-		positions[k] = []string{s.Position()}
-		index[k] = len(kept)
-		kept = append(kept, s)
+		for _, s := range f.Sources {
+			o := s.Object
+			k := objectKey{o.GroupVersionKind().GroupKind(), o.GetNamespace(), o.GetName()}
+			if i, dup := index[k]; dup {
+				if len(positions[k]) == 1 {
+					order = append(order, k)
+				}
+				positions[k] = append(positions[k], s)
+				kept[i] = s
+				continue
+			}
+			positions[k] = []manifest.Source{s}
+			index[k] = len(kept)
+			kept = append(kept, s)
+		}
 	}
-	snap := &Snapshot{NamespaceLabels: map[string]map[string]string{}}
-	if len(order) > 0 {
-		var lines []string
-		for _, k := range order {
-			lines = append(lines, fmt.Sprintf("%s %s at %s", kindString(k.gk), objectName(k.namespace, k.name), strings.Join(positions[k], " and ")))
+	var dups []string
+	for _, k := range order {
+		var where []string
+		sameFile := false
+		seenFile := map[string]bool{}
+		for _, s := range positions[k] {
+			where = append(where, s.Position())
+			sameFile = sameFile || seenFile[s.File]
+			seenFile[s.File] = true
 		}
-		if !opts.AllowDuplicates {
-			return nil, &DuplicateError{Duplicates: lines}
+		line := Printable(fmt.Sprintf("%s %s at %s", kindString(k.gk), objectName(k.namespace, k.name), strings.Join(where, " and ")))
+		switch {
+		case sameFile && !opts.AllowDuplicates:
+			dups = append(dups, line+" (twice in one file; --allow-duplicates keeps the last)")
+		case !sameFile && opts.Strict:
+			dups = append(dups, line+" (--strict)")
+		default:
+			snap.Warnings = append(snap.Warnings, "duplicate "+line+": the last one read is kept")
 		}
-		for _, l := range lines {
-			snap.Notes = append(snap.Notes, "duplicate "+l+": keeping the last")
-		}
+	}
+	if len(dups) > 0 {
+		return nil, &DuplicateError{Duplicates: dups}
 	}
 
 	objs := make([]*unstructured.Unstructured, len(kept))
@@ -190,6 +222,58 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 		snap.Objects = append(snap.Objects, o)
 	}
 	return snap, nil
+}
+
+// nameObjects gives the objects of one file their default namespace and,
+// for those with only metadata.generateName, their synthetic name (noted).
+// An object with neither name is an error: the file is skipped.
+func nameObjects(srcs []manifest.Source, ns string, reg *core.Registry, generated map[objectKey]bool, notes *[]string) error {
+	for _, s := range srcs {
+		o := s.Object
+		gk := o.GroupVersionKind().GroupKind()
+		if o.GetNamespace() == "" && !clusterScoped[gk] && !clusterScopedReferenced(reg, gk) {
+			o.SetNamespace(ns)
+		}
+		if o.GetName() != "" {
+			continue
+		}
+		if o.GetGenerateName() == "" {
+			return fmt.Errorf("%s: %s without metadata.name or metadata.generateName", s.Position(), o.GetKind())
+		}
+		// The API server would add a random suffix; offline the suffix is
+		// derived from the content, so the same input gives the same name.
+		// Identical objects (two runs of the same Job) get distinct names.
+		for n := 0; ; n++ {
+			name := SyntheticName(o, n)
+			k := objectKey{gk, o.GetNamespace(), name}
+			if !generated[k] {
+				generated[k] = true
+				o.SetName(name)
+				break
+			}
+		}
+		*notes = append(*notes, fmt.Sprintf("%s: %s has metadata.generateName %q and no name: named %s offline (stable, derived from its content)",
+			s.Position(), o.GetKind(), Printable(o.GetGenerateName()), Printable(o.GetName())))
+	}
+	return nil
+}
+
+// suffixAlphabet is the alphabet of the API server's generated suffixes
+// (no vowels, no look-alike characters).
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// SyntheticName is the name an object with metadata.generateName gets
+// offline: the prefix and five characters derived from the object's
+// content (its JSON, keys sorted) and n, which tells identical objects
+// apart.
+func SyntheticName(o *unstructured.Unstructured, n int) string {
+	data, _ := json.Marshal(o.Object) // maps marshal with sorted keys
+	sum := sha256.Sum256(append(data, []byte(fmt.Sprintf("\x00%d", n))...))
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = suffixAlphabet[int(sum[i])%len(suffixAlphabet)]
+	}
+	return o.GetGenerateName() + string(suffix)
 }
 
 func kindString(gk schema.GroupKind) string {

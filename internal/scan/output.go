@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,15 +16,27 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/aibom-dev/aibom/pkg/core/document"
 )
 
 // WriteTable prints one line per root: namespace, kind, name, runtime,
 // models, absorbed workloads and resolved digests (resolved/containers). A
 // root without a document shows "-" and "error" in the digests column.
-func WriteTable(w io.Writer, roots []Root) error {
+func WriteTable(w io.Writer, roots []Root) error { return writeTable(w, roots, false) }
+
+// WriteWide is WriteTable with the kind's group, the number of images, the
+// document's confidence and the name of the AIBOM the controller writes.
+func WriteWide(w io.Writer, roots []Root) error { return writeTable(w, roots, true) }
+
+func writeTable(w io.Writer, roots []Root, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tKIND\tNAME\tRUNTIME\tMODELS\tABSORBED\tDIGESTS")
+	header := "NAMESPACE\tKIND\tNAME\tRUNTIME\tMODELS\tABSORBED\tDIGESTS"
+	if wide {
+		header += "\tGROUP\tIMAGES\tCONFIDENCE\tAIBOM"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range roots {
 		s := r.Report.Status
 		digests := "error"
@@ -31,8 +44,16 @@ func WriteTable(w io.Writer, roots []Root) error {
 			resolved, total := r.Digests()
 			digests = fmt.Sprintf("%d/%d", resolved, total)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Printable(r.Object.GetNamespace()), Printable(r.Entry.Kind.Kind), Printable(r.Object.GetName()),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s", Printable(r.Object.GetNamespace()), Printable(r.Entry.Kind.Kind), Printable(r.Object.GetName()),
 			Printable(dash(s.Summary.Runtime)), Printable(dash(strings.Join(s.Summary.Models, ","))), Printable(dash(strings.Join(s.Absorbed, ","))), digests)
+		if wide {
+			images := "-"
+			if r.Document() != "" {
+				images = strconv.Itoa(s.Summary.Images)
+			}
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s", dash(r.Entry.Group), images, dash(s.Summary.Confidence), Printable(r.AIBOMName))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -44,25 +65,20 @@ func dash(s string) string {
 	return s
 }
 
-// WriteJSON prints the documents: the document itself, byte for byte as the
-// controller writes it to status.document, when there is exactly one root
-// with a document; otherwise (none, or several) a JSON array of the
-// documents, in root order, indented by two spaces.
-func WriteJSON(w io.Writer, roots []Root) error {
+// documents returns the roots' documents, in root order, skipping roots
+// without one.
+func documents(roots []Root) []string {
 	var docs []string
 	for _, r := range roots {
 		if d := r.Document(); d != "" {
 			docs = append(docs, d)
 		}
 	}
-	if len(docs) == 1 {
-		d := docs[0]
-		if !strings.HasSuffix(d, "\n") {
-			d += "\n"
-		}
-		_, err := io.WriteString(w, d)
-		return err
-	}
+	return docs
+}
+
+// jsonArray is the documents as one JSON array, indented by two spaces.
+func jsonArray(docs []string) ([]byte, error) {
 	var raw bytes.Buffer
 	raw.WriteString("[")
 	for i, d := range docs {
@@ -74,10 +90,70 @@ func WriteJSON(w io.Writer, roots []Root) error {
 	raw.WriteString("]")
 	var out bytes.Buffer
 	if err := json.Indent(&out, raw.Bytes(), "", "  "); err != nil {
-		return fmt.Errorf("documents: %w", err)
+		return nil, fmt.Errorf("documents: %w", err)
 	}
 	out.WriteString("\n")
-	_, err := w.Write(out.Bytes())
+	return out.Bytes(), nil
+}
+
+// WriteJSON prints the documents as a JSON array, in root order, indented
+// by two spaces: always an array, for one root and for none ("[]") too, so
+// that a script does not depend on how many roots there are.
+func WriteJSON(w io.Writer, roots []Root) error {
+	out, err := jsonArray(documents(roots))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// WriteYAML prints the documents as a YAML sequence, in root order ("[]"
+// for none).
+func WriteYAML(w io.Writer, roots []Root) error {
+	arr, err := jsonArray(documents(roots))
+	if err != nil {
+		return err
+	}
+	out, err := yaml.JSONToYAML(arr)
+	if err != nil {
+		return fmt.Errorf("documents: %w", err)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// ErrNotOneDocument is wrapped by WriteCycloneDX's error when there is not
+// exactly one document to print.
+var ErrNotOneDocument = errors.New("not exactly one document")
+
+// WriteCycloneDX prints the one root's document as a CycloneDX BOM: JSON
+// byte for byte as the controller writes it to status.document, or XML
+// (document.ToXML). A BOM is one document: no root, or several, is an error
+// that says how to get one file per root.
+func WriteCycloneDX(w io.Writer, roots []Root, xml bool) error {
+	docs := documents(roots)
+	if len(docs) != 1 {
+		format := "cyclonedx-json"
+		if xml {
+			format = "cyclonedx-xml"
+		}
+		return fmt.Errorf("-o %s prints one BOM and there are %d roots with a document: use --out-dir DIR for one file per root, narrow the input (one file, -n), or use -o json for an array: %w",
+			format, len(docs), ErrNotOneDocument)
+	}
+	d := docs[0]
+	if !xml {
+		if !strings.HasSuffix(d, "\n") {
+			d += "\n"
+		}
+		_, err := io.WriteString(w, d)
+		return err
+	}
+	x, err := document.ToXML([]byte(d))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(x)
 	return err
 }
 
@@ -161,27 +237,6 @@ func WriteDir(dir string, roots []Root) ([]string, error) {
 		written = append(written, p)
 	}
 	return written, nil
-}
-
-// WriteXML prints the one root's document as CycloneDX XML
-// (document.ToXML). An XML stream holds one document: several roots are an
-// error that says how to narrow the input.
-func WriteXML(w io.Writer, roots []Root) error {
-	var docs []string
-	for _, r := range roots {
-		if d := r.Document(); d != "" {
-			docs = append(docs, d)
-		}
-	}
-	if len(docs) != 1 {
-		return fmt.Errorf("-o cyclonedx-xml prints one document and there are %d roots with a document: scan one file or namespace, or use -o json", len(docs))
-	}
-	x, err := document.ToXML([]byte(docs[0]))
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(x)
-	return err
 }
 
 // Printable escapes what a terminal would interpret in a value read from a

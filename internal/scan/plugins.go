@@ -7,10 +7,10 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 )
 
-// openPlugins starts the out-of-tree adapters of --adapter-plugin (in the
+// OpenPlugins starts the out-of-tree adapters of --adapter-plugin (in the
 // order given), then those of --adapter-plugin-dir (in name order), exactly
 // as the controller does. close stops every plugin process started.
-func openPlugins(paths []string, dir string) (adapters []adapter.Adapter, close func(), err error) {
+func OpenPlugins(paths []string, dir string) (adapters []adapter.Adapter, close func(), err error) {
 	var clients []*plugin.Client
 	close = func() {
 		for _, c := range clients {

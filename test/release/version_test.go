@@ -73,7 +73,7 @@ func TestOneVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(got), "aibom "+version+" "), "aibom version: %s", got)
 
-	doc, err := exec.Command(filepath.Join(bin, "aibom"), "scan", "-f", repoPath("examples", "10-vllm-deployment.yaml"), "-o", "json").Output()
+	doc, err := exec.Command(filepath.Join(bin, "aibom"), "scan", "-f", repoPath("examples", "10-vllm-deployment.yaml"), "-o", "cyclonedx-json").Output()
 	require.NoError(t, err)
 	require.Equal(t, version, toolVersion(t, doc), "a document's tool version")
 }

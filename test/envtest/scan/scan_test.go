@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/internal/cli"
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/scan"
@@ -131,7 +132,7 @@ func apply(t *testing.T, ns, file string) {
 func runScan(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := scan.Run(context.Background(), append([]string{"scan", "--kubeconfig", kubeconfig}, args...), &stdout, &stderr)
+	code := cli.Run(context.Background(), append([]string{"scan", "--kubeconfig", kubeconfig}, args...), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -217,13 +218,13 @@ func TestScanEqualsController(t *testing.T) {
 			ns := newNamespace(t, true)
 			apply(t, ns, tc.file)
 			out := t.TempDir()
-			code, stdout, stderr := runScan(t, "-n", ns, "--out-dir", out, "-o", "json")
-			require.Equal(t, scan.ExitOK, code, stderr)
+			code, stdout, stderr := runScan(t, "-n", ns, "--out-dir", out, "-o", "cyclonedx-json", "--progress", "always")
+			require.Equal(t, cli.ExitOK, code, stderr)
 			require.Regexp(t, `(?m)^listed \d+ objects of 16 kinds$`, stderr) // 16 with the referenced NIMCache
 			docs := readDir(t, out)
 			require.Len(t, docs, tc.roots)
 			for _, d := range docs {
-				require.Equal(t, d, stdout, "one root: --output json prints the document itself")
+				require.Equal(t, d, stdout, "one root: -o cyclonedx-json prints the document itself")
 			}
 			requireSameDocuments(t, docs, ns)
 		})
@@ -242,10 +243,10 @@ func TestOfflineScanMatchesCluster(t *testing.T) {
 		args = append(args, "-f", filepath.Join(manifestsDir(t), f))
 	}
 	code, live, stderr := runScan(t, "-n", ns)
-	require.Equal(t, scan.ExitOK, code, stderr)
+	require.Equal(t, cli.ExitOK, code, stderr)
 	var offline bytes.Buffer
-	code = scan.Run(context.Background(), args, &offline, &bytes.Buffer{})
-	require.Equal(t, scan.ExitOK, code)
+	code = cli.Run(context.Background(), args, &offline, &bytes.Buffer{})
+	require.Equal(t, cli.ExitOK, code)
 	require.Equal(t, offline.String(), live)
 	require.Equal(t, 4, strings.Count(live, "\n"), "three roots")
 }
@@ -258,9 +259,15 @@ func TestPagedLists(t *testing.T) {
 	defer func(n int64) { scan.PageSize = n }(scan.PageSize)
 	scan.PageSize = 2
 	out := t.TempDir()
-	code, _, stderr := runScan(t, "-n", ns, "--out-dir", out)
-	require.Equal(t, scan.ExitOK, code, stderr)
+	code, _, stderr := runScan(t, "-n", ns, "--out-dir", out, "--progress", "always")
+	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Contains(t, stderr, "listed 9 objects of 16 kinds\n") // 16 with the referenced NIMCache
+	require.Contains(t, stderr, "listed Pod in namespace "+ns+": 2 object(s), ")
+
+	// Without a terminal, and without --progress always, no progress.
+	code, _, stderr = runScan(t, "-n", ns)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	require.NotContains(t, stderr, "listed")
 	requireSameDocuments(t, readDir(t, out), ns)
 }
 
@@ -274,7 +281,7 @@ func TestAllNamespacesHonoursOptIn(t *testing.T) {
 
 	dir := t.TempDir()
 	code, _, stderr := runScan(t, "-A", "--out-dir", dir)
-	require.Equal(t, scan.ExitOK, code, stderr)
+	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Contains(t, stderr, "did not opt in")
 	require.Contains(t, stderr, out)
 	docs := readDir(t, dir)
@@ -294,16 +301,16 @@ func TestAllNamespacesHonoursOptIn(t *testing.T) {
 	}
 
 	code, stdout, stderr := runScan(t, "-n", out)
-	require.Equal(t, scan.ExitOK, code, stderr)
+	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Equal(t, "NAMESPACE  KIND  NAME  RUNTIME  MODELS  ABSORBED  DIGESTS\n", stdout)
 	code, stdout, stderr = runScan(t, "-n", out, "--ignore-opt-in")
-	require.Equal(t, scan.ExitOK, code, stderr)
+	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Contains(t, stdout, "LeaderWorkerSet  sglang-mn")
 }
 
 func TestMissingNamespaceIsAnInputError(t *testing.T) {
 	code, stdout, stderr := runScan(t, "-n", "no-such-namespace")
-	require.Equal(t, scan.ExitInput, code)
+	require.Equal(t, cli.ExitInput, code)
 	require.Empty(t, stdout)
 	require.Contains(t, stderr, `namespaces "no-such-namespace" not found`)
 }

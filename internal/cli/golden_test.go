@@ -1,4 +1,4 @@
-package scan
+package cli
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
+	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
@@ -21,7 +21,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-const manifests = "testdata/manifests"
+// manifests are internal/scan's golden manifests (the envtest suite applies
+// them to a cluster too).
+const manifests = "../scan/testdata/manifests"
 
 func TestMain(m *testing.M) {
 	// Documents name the tool's version: pin it, so that a build with
@@ -34,7 +36,15 @@ func TestMain(m *testing.M) {
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), args, &stdout, &stderr)
+	code := RunStreams(context.Background(), args, Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	return code, stdout.String(), stderr.String()
+}
+
+// runStdin is run with standard input.
+func runStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := RunStreams(context.Background(), args, Streams{In: strings.NewReader(stdin), Out: &stdout, Err: &stderr})
 	return code, stdout.String(), stderr.String()
 }
 
@@ -46,8 +56,8 @@ func golden(t *testing.T, name, got string) {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/scan -update to create it")
-	require.Equal(t, string(want), got, "output differs from %s (go test ./internal/scan -update rewrites it)", path)
+	require.NoError(t, err, "run go test ./internal/cli -update to create it")
+	require.Equal(t, string(want), got, "output differs from %s (go test ./internal/cli -update rewrites it)", path)
 }
 
 func TestGoldenTable(t *testing.T) {
@@ -72,123 +82,18 @@ func TestGoldenJSON(t *testing.T) {
 }
 
 // loadRoots evaluates the golden manifests the way scan does.
-func loadRoots(t *testing.T, paths ...string) []Root {
+func loadRoots(t *testing.T, paths ...string) []scan.Root {
 	t.Helper()
 	adapters, err := intree.Select("all")
 	require.NoError(t, err)
 	reg, err := core.NewRegistry(adapters...)
 	require.NoError(t, err)
-	snap, err := LoadFiles(reg, FileOptions{Paths: paths})
+	snap, err := scan.LoadFiles(reg, scan.FileOptions{Paths: paths})
 	require.NoError(t, err)
-	roots, err := Evaluate(context.Background(), reg, core.NewMemoryStore(snap.Objects),
-		Options{Tool: document.Tool{Name: document.ToolName, Version: "test"}, MaxDocumentBytes: DefaultMaxDocumentBytes})
+	roots, err := scan.Evaluate(context.Background(), reg, core.NewMemoryStore(snap.Objects),
+		scan.Options{Tool: document.Tool{Name: document.ToolName, Version: "test"}, MaxDocumentBytes: DefaultMaxDocumentBytes})
 	require.NoError(t, err)
 	return roots
-}
-
-// docDigests maps "<group>/<container>" to the sha256 hex of each container
-// component of a document ("" when unresolved).
-func docDigests(t *testing.T, doc string) map[string]string {
-	t.Helper()
-	var bom struct {
-		Components []struct {
-			Type   string `json:"type"`
-			Hashes []struct {
-				Alg     string `json:"alg"`
-				Content string `json:"content"`
-			} `json:"hashes"`
-			Properties []struct{ Name, Value string } `json:"properties"`
-		} `json:"components"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(doc), &bom))
-	out := map[string]string{}
-	for _, c := range bom.Components {
-		if c.Type != "container" {
-			continue
-		}
-		// A component lists every container that runs its image: the i-th
-		// name with the i-th group.
-		var groups, names []string
-		for _, p := range c.Properties {
-			switch p.Name {
-			case "aibom.container.group":
-				groups = append(groups, p.Value)
-			case "aibom.container.name":
-				names = append(names, p.Value)
-			}
-		}
-		d := ""
-		if len(c.Hashes) > 0 {
-			require.Equal(t, "SHA-256", c.Hashes[0].Alg)
-			d = c.Hashes[0].Content
-		}
-		for i, name := range names {
-			group := ""
-			if i < len(groups) {
-				group = groups[i]
-			}
-			out[group+"/"+name] = d
-		}
-	}
-	return out
-}
-
-func TestOneDocumentPerRoot(t *testing.T) {
-	roots := loadRoots(t, manifests)
-	type want struct {
-		namespace, kind, name string
-		absorbed              []string
-		runtime               string
-		digests               map[string]string
-	}
-	wants := []want{
-		{"default", "DynamoGraphDeployment", "vllm-agg",
-			[]string{"Deployment/vllm-agg-frontend", "Deployment/vllm-agg-vllmdecodeworker", "DynamoComponentDeployment/vllm-agg-frontend", "DynamoComponentDeployment/vllm-agg-vllmdecodeworker"},
-			"vllm", map[string]string{
-				"Frontend/main":         "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a7988",
-				"VllmDecodeWorker/main": "8c7d6e5f4a3b2c1d8c7d6e5f4a3b2c1d8c7d6e5f4a3b2c1d8c7d6e5f4a3b2c1d",
-			}},
-		{"default", "LeaderWorkerSet", "sglang-mn",
-			[]string{"StatefulSet/sglang-mn", "StatefulSet/sglang-mn-0"},
-			"sglang", map[string]string{
-				"leader/sglang-leader": "2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a",
-				"worker/sglang-worker": "2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a",
-			}},
-		{"default", "NIMService", "llama3-8b",
-			[]string{"Deployment/llama3-8b"},
-			"nim", map[string]string{
-				"/llama3-8b-ctr": "5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",
-			}},
-		{"eval", "CronJob", "nightly-eval",
-			[]string{"Job/nightly-eval-29180280", "Job/nightly-eval-29181720"},
-			"tgi", map[string]string{
-				"/eval": "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b",
-			}},
-	}
-	require.Len(t, roots, len(wants))
-	for i, w := range wants {
-		r := roots[i]
-		t.Run(w.kind, func(t *testing.T) {
-			require.NoError(t, r.Err())
-			require.Equal(t, w.namespace, r.Object.GetNamespace())
-			require.Equal(t, w.kind, r.Entry.Kind.Kind)
-			require.Equal(t, w.name, r.Object.GetName())
-			require.Equal(t, w.absorbed, r.Report.Status.Absorbed)
-			require.Equal(t, w.runtime, r.Report.Status.Summary.Runtime)
-			require.NoError(t, document.ValidateSchema([]byte(r.Document())))
-			require.Equal(t, w.digests, docDigests(t, r.Document()))
-			require.Equal(t, core.AIBOMName(schema.GroupKind{Group: r.Entry.Group, Kind: w.kind}, w.name), r.AIBOMName)
-			require.Contains(t, r.Document(), `"value":"`+string(r.Object.GetUID())+`"`, "the subject's (synthetic) UID is in the document")
-		})
-	}
-}
-
-func TestSyntheticUIDsAreStable(t *testing.T) {
-	a, b := loadRoots(t, manifests), loadRoots(t, manifests)
-	for i := range a {
-		require.Equal(t, a[i].Object.GetUID(), b[i].Object.GetUID())
-		require.Equal(t, a[i].Document(), b[i].Document())
-	}
 }
 
 func TestOutDir(t *testing.T) {
@@ -207,14 +112,29 @@ func TestOutDir(t *testing.T) {
 	}
 }
 
-func TestJSONOneRootIsTheDocument(t *testing.T) {
-	code, out, errOut := run(t, "scan", "-f", filepath.Join(manifests, "lws.yaml"), "-o", "json")
-	require.Equal(t, ExitOK, code, errOut)
+// -o json is an array for one root too (a breaking change: it used to be
+// the document itself); -o cyclonedx-json is the one BOM, byte for byte.
+func TestOneRootJSONAndCycloneDX(t *testing.T) {
 	roots := loadRoots(t, filepath.Join(manifests, "lws.yaml"))
 	require.Len(t, roots, 1)
-	require.Equal(t, roots[0].Document(), strings.TrimSuffix(out, "\n")+"\n")
-	require.True(t, strings.HasPrefix(out, roots[0].Document()), "the document byte for byte")
+
+	code, out, errOut := run(t, "scan", "-f", filepath.Join(manifests, "lws.yaml"), "-o", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	var docs []json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(out), &docs))
+	require.Len(t, docs, 1)
+	require.JSONEq(t, roots[0].Document(), string(docs[0]))
+
+	code, out, errOut = run(t, "scan", "-f", filepath.Join(manifests, "lws.yaml"), "-o", "cyclonedx-json")
+	require.Equal(t, ExitOK, code, errOut)
+	require.True(t, out == roots[0].Document(), "the document byte for byte")
 	require.NoError(t, document.ValidateSchema([]byte(out)))
+
+	// Several roots: one BOM cannot hold them; the error says what to do.
+	code, out, errOut = run(t, "scan", "-f", manifests, "-o", "cyclonedx-json")
+	require.Equal(t, ExitInput, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "aibom scan: -o cyclonedx-json prints one BOM and there are 4 roots with a document: use --out-dir DIR")
 }
 
 func TestJSONNoRootIsEmptyArray(t *testing.T) {
@@ -236,30 +156,13 @@ func TestXMLOutput(t *testing.T) {
 	code, out, errOut = run(t, "scan", "-f", "../../examples/", "-o", "cyclonedx-xml")
 	require.Equal(t, ExitInput, code)
 	require.Empty(t, out)
-	require.Contains(t, errOut, "prints one document")
+	require.Contains(t, errOut, "-o cyclonedx-xml prints one BOM")
 }
 
 // --out-dir never writes outside the directory, and a name too long for a
 // file system is shortened with a hash: every root gets its file.
 func TestOutDirHostileNames(t *testing.T) {
 	long := strings.Repeat("a", 240)
-	for name, want := range map[string]string{
-		"x/../../../escaped": "",
-		"..":                 "",
-		long:                 "",
-		"plain-name":         "plain-name",
-	} {
-		got := safeFileName(name)
-		require.NotContains(t, got, "/")
-		require.NotEqual(t, "..", got)
-		require.NotEqual(t, ".", got)
-		require.LessOrEqual(t, len(got), maxFileStem)
-		if want != "" {
-			require.Equal(t, want, got)
-		}
-	}
-	require.NotEqual(t, safeFileName("a/b"), safeFileName("a_b"), "a changed name keeps a hash of the original")
-
 	dir := t.TempDir()
 	f := filepath.Join(t.TempDir(), "m.yaml")
 	require.NoError(t, os.WriteFile(f, []byte(`
@@ -292,12 +195,6 @@ spec:
 // Names and models from a manifest cannot forge table rows or drive the
 // terminal: control characters and escape sequences are escaped.
 func TestTableEscapesTerminalControls(t *testing.T) {
-	require.Equal(t, "plain/name-1", Printable("plain/name-1"))
-	require.Equal(t, `a\nb`, Printable("a\nb"))
-	require.Equal(t, `\x1b[31mred`, Printable("\x1b[31mred"))
-	require.Equal(t, `x\ty`, Printable("x\ty"))
-	require.Equal(t, "модель", Printable("модель"))
-
 	f := filepath.Join(t.TempDir(), "m.yaml")
 	require.NoError(t, os.WriteFile(f, []byte(`
 apiVersion: apps/v1

@@ -1,4 +1,4 @@
-package scan
+package cli
 
 import (
 	"bytes"
