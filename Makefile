@@ -18,7 +18,7 @@ tools: ## Build kube-apiserver, etcd and controller-gen from the Go module proxy
 generate: tools ## Regenerate deepcopy code and the CRD from api/
 	bin/controller-gen object paths=./api/...
 	bin/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	cp config/crd/bases/aibom.dev_aiboms.yaml charts/aibom/crds/
+	cp config/crd/bases/aibom.dev_aiboms.yaml config/crd/bases/aibom.dev_aibomconfigs.yaml charts/aibom/crds/
 
 verify-generated: generate ## Fail when generated files are stale
 	@git diff --exit-code -- api config/crd charts/aibom/crds || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }

@@ -26,6 +26,7 @@ import (
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/apimetrics"
+	"github.com/aibom-dev/aibom/internal/configuration"
 	"github.com/aibom-dev/aibom/internal/readiness"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter"
@@ -69,6 +70,7 @@ func run() error {
 		pluginDir         string
 		pluginMaxResponse int
 		pluginCallTimeout time.Duration
+		sinkFlags         sinkOptions
 	)
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated in-tree adapters to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -90,6 +92,7 @@ func run() error {
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
 	flag.IntVar(&pluginMaxResponse, "adapter-plugin-max-response-bytes", plugin.DefaultMaxResponseBytes, fmt.Sprintf("Largest response accepted from an adapter plugin, in bytes (at most %d); a larger one fails that scrape unread.", plugin.MaxMessageBytes))
 	flag.DurationVar(&pluginCallTimeout, "adapter-plugin-call-timeout", plugin.DefaultScrapeTimeout, "Deadline of each call to an adapter plugin; a plugin that has not answered by then is killed and restarted after a backoff.")
+	sinkFlags.bind(flag.CommandLine)
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -178,7 +181,10 @@ func run() error {
 		return fmt.Errorf("manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	_, sup, err := core.Setup(ctx, mgr, core.Options{
+	// The AIBOMConfig and its sinks (flags are the defaults without it).
+	live := configuration.New(mgr, sinkFlags.options(maxDocBytes, enabled))
+	r, sup, err := core.Setup(ctx, mgr, core.Options{
+		Sinks:                   live.Hub,
 		Registry:                registry,
 		Tool:                    document.Tool{Name: document.ToolName, Version: version.Version},
 		MaxDocumentBytes:        maxDocBytes,
@@ -189,6 +195,9 @@ func run() error {
 	})
 	if err != nil {
 		return err
+	}
+	if _, err := live.Setup(ctx, mgr, r, sup); err != nil {
+		return fmt.Errorf("configuration: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
