@@ -33,7 +33,7 @@ const (
 	ReasonQueueFull = "QueueFull"
 	// ReasonStoredInSink: the document exceeds the inline cap and is held
 	// by a sink, referenced in status.documentRef.
-	ReasonStoredInSink = "StoredInSink"
+	ReasonStoredInSink    = "StoredInSink"
 	ReasonScrapeFailed    = "ScrapeFailed"
 	ReasonBuildFailed     = "BuildFailed"
 	ReasonOverInlineCap   = "OverInlineCap"

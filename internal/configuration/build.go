@@ -188,4 +188,3 @@ func buildSink(ctx context.Context, secrets secretReader, s v1alpha1.Sink) (sink
 	}
 	return nil, "", &sinkError{v1alpha1.ConfigReasonSinkInvalid, fmt.Errorf("no sink type set")}
 }
-

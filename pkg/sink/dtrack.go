@@ -83,9 +83,9 @@ type bomRequest struct {
 
 // projectRequest is the body of PUT /api/v1/project.
 type projectRequest struct {
-	Name       string `json:"name"`
-	Version    string `json:"version"`
-	Classifier string `json:"classifier"`
+	Name       string      `json:"name"`
+	Version    string      `json:"version"`
+	Classifier string      `json:"classifier"`
 	Parent     *projectRef `json:"parent,omitempty"`
 }
 

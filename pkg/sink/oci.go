@@ -74,7 +74,7 @@ type rawManifest struct {
 	mt  types.MediaType
 }
 
-func (m rawManifest) RawManifest() ([]byte, error)       { return m.raw, nil }
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
 // Referrer builds the referrer manifest of a document for an image
