@@ -26,8 +26,8 @@ const (
 )
 
 // OCI attaches each document as an OCI referrer (an image manifest with
-// artifactType application/vnd.cyclonedx+json, the empty config, one layer
-// holding the document, and the image as its subject) to every image digest
+// artifactType application/vnd.cyclonedx+json, one layer holding the
+// document, and the image as its subject; see Referrer) to every image digest
 // the workload runs, in that image's repository. The manifest is
 // deterministic: the same document attached to the same image is the same
 // manifest, so a redelivery pushes nothing new. A delete leaves the
@@ -78,18 +78,20 @@ func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
 // Referrer builds the referrer manifest of a document for an image
-// manifest descriptor, and returns it with its digest.
+// manifest descriptor, and returns it with its digest. The manifest sets
+// artifactType (OCI 1.1) and also uses the document as its config blob,
+// with the CycloneDX media type: registries and clients that derive the
+// artifact type from the config's media type (as before OCI 1.1, and
+// go-containerregistry's registry) see the same type.
 func Referrer(doc []byte, subject v1.Descriptor, annotations map[string]string) ([]byte, v1.Hash, error) {
-	docLayer := static.NewLayer(doc, MediaType)
-	docDigest, _ := docLayer.Digest()
-	empty := []byte("{}")
-	emptyDigest, _ := static.NewLayer(empty, types.OCIEmptyJSON).Digest()
+	docDigest, _ := static.NewLayer(doc, MediaType).Digest()
+	docDesc := v1.Descriptor{MediaType: MediaType, Size: int64(len(doc)), Digest: docDigest}
 	m := v1.Manifest{
 		SchemaVersion: 2,
 		MediaType:     types.OCIManifestSchema1,
 		ArtifactType:  MediaType,
-		Config:        v1.Descriptor{MediaType: types.OCIEmptyJSON, Size: int64(len(empty)), Digest: emptyDigest, Data: empty},
-		Layers:        []v1.Descriptor{{MediaType: MediaType, Size: int64(len(doc)), Digest: docDigest}},
+		Config:        docDesc,
+		Layers:        []v1.Descriptor{docDesc},
 		Subject:       &v1.Descriptor{MediaType: subject.MediaType, Size: subject.Size, Digest: subject.Digest},
 		Annotations:   annotations,
 	}
@@ -132,10 +134,8 @@ func (o *OCI) attach(ctx context.Context, ev Event, img string) (string, error) 
 	if err != nil {
 		return "", Permanent("InvalidManifest", err)
 	}
-	for _, l := range []v1.Layer{static.NewLayer(ev.Document, MediaType), static.NewLayer([]byte("{}"), types.OCIEmptyJSON)} {
-		if err := remote.WriteLayer(ref.Context(), l, ropts...); err != nil {
-			return "", registryError("upload blob to "+ref.Context().String(), err)
-		}
+	if err := remote.WriteLayer(ref.Context(), static.NewLayer(ev.Document, MediaType), ropts...); err != nil {
+		return "", registryError("upload blob to "+ref.Context().String(), err)
 	}
 	target := ref.Context().Digest(dgst.String())
 	if err := remote.Put(target, rawManifest{raw: raw, mt: types.OCIManifestSchema1}, ropts...); err != nil {

@@ -78,7 +78,20 @@ func CloudEvent(ev Event, now time.Time) ([]byte, error) {
 	if err := ce.Validate(); err != nil {
 		return nil, err
 	}
-	return json.Marshal(ce)
+	out, err := json.Marshal(ce)
+	if err != nil || ev.Op != OpWrite {
+		return out, err
+	}
+	// The CloudEvents JSON format embeds data as a JSON value when the
+	// content type is JSON, "+json" suffixes included; the SDK does so only
+	// for application/json and text/json, and would quote the document as a
+	// string: put it in as the JSON it is.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(out, &fields); err != nil {
+		return nil, err
+	}
+	fields["data"] = json.RawMessage(ev.Document)
+	return json.Marshal(fields)
 }
 
 // Sign returns the SignatureHeader value of body under key.
