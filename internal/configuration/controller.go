@@ -92,6 +92,12 @@ func (rt *Runtime) Setup(ctx context.Context, mgr manager.Manager, r *core.Recon
 			sup.Redeliver(ctx, rt.Hub.Names())
 		},
 	}
+	if _, err := mgr.GetRESTMapper().RESTMapping(v1alpha1.GroupVersion.WithKind("AIBOMConfig").GroupKind(), v1alpha1.GroupVersion.Version); err != nil {
+		// An upgrade that did not install the new CRD (Helm installs crds/
+		// only on a first install): run on the flags rather than fail.
+		c.Log.Error(err, "the AIBOMConfig API is not served; running on the flags, without sinks (install config/crd/bases/aibom.dev_aibomconfigs.yaml and restart)")
+		return c, c.Core.Initialize(c.Defaults)
+	}
 	if err := c.initialize(ctx); err != nil {
 		return nil, err
 	}
