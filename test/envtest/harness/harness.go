@@ -156,8 +156,8 @@ type Controller struct {
 	Registry *core.Registry
 	// Config and Sinks are the AIBOMConfig's controller and the sinks'
 	// machinery, when ControllerOptions.Sinks was set.
-	Config *configuration.Controller
-	Sinks  *configuration.Runtime
+	Config   *configuration.Controller
+	Sinks    *configuration.Runtime
 	cancel   context.CancelFunc
 	done     chan error
 	exited   chan struct{}

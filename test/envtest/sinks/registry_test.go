@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"slices"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 

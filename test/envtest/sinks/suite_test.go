@@ -79,7 +79,9 @@ func applyConfig(t *testing.T, spec v1alpha1.AIBOMConfigSpec) *v1alpha1.AIBOMCon
 	if apierrors.IsNotFound(err) {
 		cfg = &v1alpha1.AIBOMConfig{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ConfigName}, Spec: spec}
 		require.NoError(t, env.Client.Create(ctx, cfg))
-		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), &v1alpha1.AIBOMConfig{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ConfigName}}) })
+		t.Cleanup(func() {
+			_ = env.Client.Delete(context.Background(), &v1alpha1.AIBOMConfig{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ConfigName}})
+		})
 		return cfg
 	}
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ type receiver struct {
 	mu       sync.Mutex
 	srv      *http.Server
 	received map[string]int // CloudEvent id -> deliveries
-	hold     chan struct{}   // non-nil: requests wait until closed
+	hold     chan struct{}  // non-nil: requests wait until closed
 	badSig   int
 }
 
