@@ -13,7 +13,27 @@ const (
 	// inline cap.
 	ConditionTruncated = "Truncated"
 
+	// ConditionSynced is True when every configured sink holds the current
+	// document (docs/sinks.md); absent when no sink is configured.
+	ConditionSynced = "Synced"
+	// ConditionSinkFailed is True while a sink's last delivery of the
+	// current document failed; its message names the sink and the reason.
+	ConditionSinkFailed = "SinkFailed"
+
 	ReasonDocumentWritten = "DocumentWritten"
+	// ReasonDelivered: every sink accepted the current document.
+	ReasonDelivered = "Delivered"
+	// ReasonDeliveryPending: a delivery is queued or being attempted.
+	ReasonDeliveryPending = "DeliveryPending"
+	// ReasonDeliveryFailed: a sink refused the document, or kept failing
+	// until the retry budget ran out; it is delivered again later.
+	ReasonDeliveryFailed = "DeliveryFailed"
+	// ReasonQueueFull: a sink's queue was full; the document is delivered
+	// again later.
+	ReasonQueueFull = "QueueFull"
+	// ReasonStoredInSink: the document exceeds the inline cap and is held
+	// by a sink, referenced in status.documentRef.
+	ReasonStoredInSink    = "StoredInSink"
 	ReasonScrapeFailed    = "ScrapeFailed"
 	ReasonBuildFailed     = "BuildFailed"
 	ReasonOverInlineCap   = "OverInlineCap"
@@ -72,6 +92,62 @@ type Summary struct {
 	Confidence string `json:"confidence,omitempty"`
 }
 
+// Delivery states of a document to one sink.
+const (
+	DeliveryDelivered = "Delivered"
+	DeliveryPending   = "Pending"
+	DeliveryFailed    = "Failed"
+)
+
+// SinkDelivery is the state of the delivery of this AIBOM's document to one
+// sink of the AIBOMConfig. A state other than Delivered is delivered again
+// (also after a controller restart).
+type SinkDelivery struct {
+	// Sink is the name of the sink in the AIBOMConfig.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Sink string `json:"sink"`
+	// State is Delivered, Pending or Failed.
+	// +kubebuilder:validation:Enum=Delivered;Pending;Failed
+	State string `json:"state"`
+	// DocumentSHA256 is the hex SHA-256 of the document the state is about
+	// (the full document, also when status.document holds a reduced one).
+	// +optional
+	DocumentSHA256 string `json:"documentSHA256,omitempty"`
+	// Location is where the sink holds the document (a URL, a
+	// Dependency-Track project, a registry reference).
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Location string `json:"location,omitempty"`
+	// Reason is a CamelCase reason of the last failure.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains the last failure.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// Attempts counts the attempts of the last delivery.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// LastAttemptTime is when the last attempt ended.
+	// +optional
+	LastAttemptTime *metav1.Time `json:"lastAttemptTime,omitempty"`
+}
+
+// DocumentReference says where a document too large for the inline cap is
+// kept: a sink that accepted it.
+type DocumentReference struct {
+	// Sink is the name of the sink that holds the document.
+	Sink string `json:"sink"`
+	// Location is where that sink holds it.
+	// +kubebuilder:validation:MaxLength=2048
+	Location string `json:"location"`
+	// SHA256 is the hex SHA-256 of the document.
+	SHA256 string `json:"sha256"`
+	// Size is the document's size in bytes.
+	Size int `json:"size"`
+}
+
 // AIBOMStatus holds the document and how it was made.
 type AIBOMStatus struct {
 	// ObservedGeneration is the AIBOM's metadata.generation the status was
@@ -82,6 +158,11 @@ type AIBOMStatus struct {
 	// Document is the CycloneDX 1.6 JSON document, inline.
 	// +optional
 	Document string `json:"document,omitempty"`
+	// DocumentRef, when set, replaces Document: the document exceeds the
+	// inline cap and a sink holds it (DocumentSHA256 and DocumentSize are
+	// then those of the referenced document).
+	// +optional
+	DocumentRef *DocumentReference `json:"documentRef,omitempty"`
 	// DocumentSHA256 is the hex SHA-256 of Document.
 	// +optional
 	DocumentSHA256 string `json:"documentSHA256,omitempty"`
@@ -107,7 +188,14 @@ type AIBOMStatus struct {
 	// LastChanged is when the document last changed.
 	// +optional
 	LastChanged *metav1.Time `json:"lastChanged,omitempty"`
-	// Conditions explain the state: Ready, Truncated.
+	// Sinks is the delivery state of the document to each configured sink.
+	// +optional
+	// +listType=map
+	// +listMapKey=sink
+	// +kubebuilder:validation:MaxItems=16
+	Sinks []SinkDelivery `json:"sinks,omitempty"`
+	// Conditions explain the state: Ready, Truncated, and with sinks
+	// configured Synced and SinkFailed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -28,6 +28,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/adapterinfo"
 	"github.com/aibom-dev/aibom/internal/apimetrics"
 	"github.com/aibom-dev/aibom/internal/profileloader"
+	"github.com/aibom-dev/aibom/internal/configuration"
 	"github.com/aibom-dev/aibom/internal/readiness"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
@@ -73,6 +74,7 @@ func run() error {
 		pluginDir         string
 		pluginMaxResponse int
 		pluginCallTimeout time.Duration
+		sinkFlags         sinkOptions
 	)
 	flag.StringVar(&adapters, "adapters", "all", "Comma-separated compiled-in adapters (Go adapters and shipped profiles) to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -96,6 +98,7 @@ func run() error {
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
 	flag.IntVar(&pluginMaxResponse, "adapter-plugin-max-response-bytes", plugin.DefaultMaxResponseBytes, fmt.Sprintf("Largest response accepted from an adapter plugin, in bytes (at most %d); a larger one fails that scrape unread.", plugin.MaxMessageBytes))
 	flag.DurationVar(&pluginCallTimeout, "adapter-plugin-call-timeout", plugin.DefaultScrapeTimeout, "Deadline of each call to an adapter plugin; a plugin that has not answered by then is killed and restarted after a backoff.")
+	sinkFlags.bind(flag.CommandLine)
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -187,7 +190,10 @@ func run() error {
 		return fmt.Errorf("manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	_, sup, err := core.Setup(ctx, mgr, core.Options{
+	// The AIBOMConfig and its sinks (flags are the defaults without it).
+	live := configuration.New(mgr, sinkFlags.options(maxDocBytes, enabled))
+	r, sup, err := core.Setup(ctx, mgr, core.Options{
+		Sinks:                   live.Hub,
 		Registry:                registry,
 		Tool:                    document.Tool{Name: document.ToolName, Version: version.Version},
 		MaxDocumentBytes:        maxDocBytes,
@@ -198,6 +204,9 @@ func run() error {
 	})
 	if err != nil {
 		return err
+	}
+	if _, err := live.Setup(ctx, mgr, r, sup); err != nil {
+		return fmt.Errorf("configuration: %w", err)
 	}
 	if clusterProfiles {
 		if _, err := profileloader.Setup(mgr, &profileloader.Loader{

@@ -135,7 +135,7 @@ two sets of documents.`,
 	}
 	root.SetVersionTemplate(VersionLine() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(newScanCommand(s), newTreeCommand(s), newDiffCommand(s), newAdaptersCommand(s), newVersionCommand(s))
+	root.AddCommand(newScanCommand(s), newTreeCommand(s), newDiffCommand(s), newExportCommand(s), newAdaptersCommand(s), newVersionCommand(s))
 	return root
 }
 

@@ -408,7 +408,7 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 }
 
 func (m EventMapper) enqueueSubject(a *v1alpha1.AIBOM, q adder) {
-	if gk, ok := subjectGroupKind(a); ok && m.Registry.IsTracked(gk) {
+	if gk, ok := subjectGroupKind(a); ok && (m.Registry.IsTracked(gk) || m.Registry.Disabled(gk)) {
 		q.Add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
 	}
 }

@@ -13,6 +13,9 @@ const (
 	OutcomeRolledUp   = "rolled_up"
 	OutcomeNotOptedIn = "not_opted_in"
 	OutcomeDeleted    = "deleted"
+	// OutcomeAdapterDisabled: the workload's adapter was turned off at run
+	// time (AIBOMConfig); its AIBOM is deleted.
+	OutcomeAdapterDisabled = "adapter_disabled"
 	// OutcomeUnmatched: the root shows no AI signal and gets no AIBOM (an
 	// existing one is deleted); see Reconciler.ReportAll.
 	OutcomeUnmatched    = "unmatched"

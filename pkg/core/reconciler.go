@@ -74,7 +74,14 @@ type Reconciler struct {
 	// Tool names the controller in documents.
 	Tool document.Tool
 	// MaxDocumentBytes is the inline cap of a document; 0 means no cap.
+	// Settings, when set, overrides it (and the namespace selector) at run
+	// time.
 	MaxDocumentBytes int
+	// Settings are the run-time settings (Reconfigurer); may be nil.
+	Settings *Settings
+	// Sinks receives the documents written and the AIBOMs deleted; may be
+	// nil.
+	Sinks DocumentSinks
 	// ReportAll reports every root. When false (the default, --report=ai),
 	// a root with no AI signal (Inputs.Unmatched) gets no AIBOM, and an
 	// existing one is deleted; an unmatched workload a tracked owner
@@ -157,6 +164,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 
 func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string, error) {
 	entry, ok := r.Registry.Lookup(req.GroupKind)
+	if !ok && r.Registry.Disabled(req.GroupKind) {
+		// Its adapter was turned off while running: as after a restart
+		// without it, the kind has no AIBOMs.
+		return OutcomeAdapterDisabled, r.deleteAIBOM(ctx, client.ObjectKey{Namespace: req.Namespace, Name: AIBOMName(req.GroupKind, req.Name)}, "adapter disabled")
+	}
 	if !ok || !entry.Tracked() {
 		return OutcomeError, reconcile.TerminalError(fmt.Errorf("kind %s is not a tracked kind", req.GroupKind))
 	}
@@ -228,7 +240,7 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 	}
 
 	// The fast path compares the inputs' hash before any document is built.
-	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.MaxDocumentBytes)
+	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.maxDocumentBytes())
 	r.References.Set(Request{GroupKind: entry.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}, inputs.Referenced)
 	if !r.ReportAll && inputs.Unmatched() {
 		// No AI signal: no AIBOM. An existing one (the workload changed, or
@@ -237,10 +249,18 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		return OutcomeUnmatched, r.deleteAIBOM(ctx, key, "no AI signal (unmatched)")
 	}
 	sameSubject := existing != nil && existing.Spec.Subject.UID == string(obj.GetUID())
+	// Sinks that do not hold the current document get it again, even when
+	// nothing is to be written.
+	var redeliver []string
+	if sameSubject {
+		if rec, ok := r.written.load(key); !ok || !rec.lagging(existing) {
+			redeliver = undelivered(r.sinkNames(), existing)
+		}
+	}
 	if sameSubject {
 		rec, ok := r.written.load(key)
 		// Our last write, seen by the cache or not yet: nothing to write.
-		if ok && rec.inputHash == inputs.Hash && (rec.matches(existing) || rec.lagging(existing)) {
+		if ok && rec.inputHash == inputs.Hash && (rec.matches(existing) || rec.lagging(existing)) && len(redeliver) == 0 {
 			return unchangedOutcome(inputs.ScrapeErr), nil
 		}
 		if inputs.ScrapeErr != nil && existing.Status.InputHash == inputs.Hash {
@@ -261,12 +281,16 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		}
 	}
 	rep := inputs.Build()
+	sd := r.prepareSinkDocument(&rep, inputs, existing)
 	if sameSubject && existing.Status.InputHash == inputs.Hash &&
 		(rep.ScrapeErr != nil || rep.BuildErr != nil || existing.Status.DocumentSHA256 == rep.Status.DocumentSHA256) {
 		// Not written by this process (or changed behind its back) but
 		// what it would write: verified, nothing to write. A stored
 		// document that differs (forged, or its hash) is rewritten below.
 		r.written.store(key, writeRecord{uid: existing.UID, inputHash: existing.Status.InputHash, docSHA: existing.Status.DocumentSHA256})
+		if len(redeliver) > 0 {
+			r.offer(key, existing.Spec.Subject, sd, existing.Status.Sinks)
+		}
 		switch {
 		case rep.ScrapeErr != nil:
 			return OutcomeScrapeFailed, nil
@@ -299,7 +323,7 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 		ready.Message = clampMessage(ready.Message)
 		r.warn(obj, v1alpha1.ReasonBuildFailed, "Build", fmt.Sprintf("the document could not be built: %v", rep.BuildErr))
 	}
-	return r.write(ctx, entry, obj, existing, key, status, ready, truncated, outcome)
+	return r.write(ctx, entry, obj, existing, key, status, ready, truncated, outcome, sd)
 }
 
 // keepLastDocument carries the last good document of existing (if any) into
@@ -312,8 +336,10 @@ func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.
 // the document.
 func keepLastDocument(status *v1alpha1.AIBOMStatus, existing *v1alpha1.AIBOM) {
 	status.Document, status.DocumentSHA256, status.DocumentSize, status.Summary, status.LastChanged = "", "", 0, v1alpha1.Summary{}, nil
+	status.DocumentRef = nil
 	if existing != nil {
 		status.Document, status.DocumentSHA256, status.DocumentSize = existing.Status.Document, existing.Status.DocumentSHA256, existing.Status.DocumentSize
+		status.DocumentRef = existing.Status.DocumentRef
 		status.Summary, status.LastChanged = existing.Status.Summary, existing.Status.LastChanged
 	}
 }
@@ -348,7 +374,7 @@ func (r *Reconciler) warn(obj client.Object, reason, action, message string) {
 }
 
 func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.Unstructured, existing *v1alpha1.AIBOM, key client.ObjectKey,
-	status v1alpha1.AIBOMStatus, ready metav1.Condition, truncated *metav1.Condition, outcome string) (string, error) {
+	status v1alpha1.AIBOMStatus, ready metav1.Condition, truncated *metav1.Condition, outcome string, sd *sinkDoc) (string, error) {
 	now := metav1.NewTime(r.now())
 	aibom := existing
 	var behind []string // resourceVersions before the status patch lands
@@ -403,6 +429,7 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 		truncated.ObservedGeneration = aibom.Generation
 		meta.SetStatusCondition(&status.Conditions, *truncated)
 	}
+	setSinkStatus(&status, aibom.Status.Sinks, r.sinkNames(), sd, aibom.Generation)
 	// A merge patch without a resourceVersion precondition: the controller
 	// is the only writer of the status, and a reconcile on a lagging cache
 	// must not fail on a conflict with our own previous write.
@@ -415,6 +442,7 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 		return OutcomeError, fmt.Errorf("write AIBOM status %s: %w", key, err)
 	}
 	r.written.store(key, writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, behind: behind})
+	r.offer(key, aibom.Spec.Subject, sd, status.Sinks)
 	log.FromContext(ctx).Info("AIBOM written", "aibom", key.Name, "outcome", outcome, "absorbed", len(status.Absorbed), "sha256", status.DocumentSHA256)
 	return outcome, nil
 }
@@ -437,17 +465,22 @@ func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructur
 // create): a workload that never had one costs no request.
 func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why string) error {
 	var uid types.UID
+	var subject v1alpha1.Subject
+	var lastSHA string
 	existing := &v1alpha1.AIBOM{}
 	if err := r.Reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 		rec, ok := r.written.load(key)
 		if !ok {
 			return nil
 		}
-		uid = rec.uid
+		uid, lastSHA = rec.uid, rec.docSHA
+		if w, ok := workloadOf(ctx); ok {
+			subject = v1alpha1.Subject{Kind: w.Kind, Name: w.Name}
+		}
 	} else if err != nil {
 		return fmt.Errorf("get AIBOM %s: %w", key, err)
 	} else {
-		uid = existing.UID
+		uid, subject, lastSHA = existing.UID, existing.Spec.Subject, existing.Status.DocumentSHA256
 		if w, ok := workloadOf(ctx); ok && (existing.Spec.Subject.Kind != w.Kind || existing.Spec.Subject.Name != w.Name) {
 			// Not this workload's AIBOM, although it has its name: a
 			// hand-made or foreign object, reported and left alone.
@@ -475,6 +508,9 @@ func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why 
 		return fmt.Errorf("delete AIBOM %s: %w", key, err)
 	}
 	log.FromContext(ctx).Info("AIBOM deleted", "aibom", key.Name, "why", why)
+	if len(r.sinkNames()) > 0 {
+		r.Sinks.Offer(DocumentEvent{Deleted: true, AIBOM: key, Subject: subject, SHA256: lastSHA})
+	}
 	return nil
 }
 
@@ -495,7 +531,15 @@ func (r *Reconciler) namespaceOptedIn(ctx context.Context, name string) (bool, e
 		}
 		return false, fmt.Errorf("get namespace %s: %w", name, err)
 	}
-	return ns.GetLabels()[OptInLabel] == "true", nil
+	return r.Settings.Selects(ns.GetLabels()), nil
+}
+
+// maxDocumentBytes is the inline cap in force.
+func (r *Reconciler) maxDocumentBytes() int {
+	if r.Settings != nil {
+		return r.Settings.MaxDocumentBytes()
+	}
+	return r.MaxDocumentBytes
 }
 
 // countMiss counts a walk that ended without a tracked owner for a reason

@@ -286,5 +286,5 @@ func (r *Reconciler) withResolver(ctx context.Context, namespace string) context
 // forgetsReferences reports whether a reconcile outcome means the workload
 // is no longer a root whose references matter.
 func forgetsReferences(outcome string) bool {
-	return outcome == OutcomeDeleted || outcome == OutcomeRolledUp || outcome == OutcomeNotOptedIn
+	return outcome == OutcomeDeleted || outcome == OutcomeRolledUp || outcome == OutcomeNotOptedIn || outcome == OutcomeAdapterDisabled
 }

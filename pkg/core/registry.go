@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,8 +60,14 @@ func (e Entry) Tracked() bool { return e.Role == adapter.RoleTracked }
 // Registry merges the kinds of the enabled adapters into one table.
 type Registry struct {
 	adapters []adapter.Adapter
-	mu       sync.RWMutex // guards the entries' served versions
+	mu       sync.RWMutex // guards the entries' served versions and disabled
 	kinds    map[schema.GroupKind]*Entry
+	// disabled holds the adapters turned off at run time (SetEnabled): their
+	// kinds read as not registered to the walk, the closure and the
+	// reconciler, exactly as after a restart without them, while the
+	// supervisor keeps watching them (AllEntries), so that turning one back
+	// on needs no new watch.
+	disabled map[string]bool
 }
 
 // NewRegistry validates every adapter's declarations and merges them. A kind
@@ -137,7 +144,7 @@ func (r *Registry) Lookup(gk schema.GroupKind) (Entry, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
-	if !ok || e.Role == adapter.RoleReferenced {
+	if !ok || e.Role == adapter.RoleReferenced || r.disabled[e.Adapter.Name()] {
 		return Entry{}, false
 	}
 	return *e, true
@@ -150,15 +157,63 @@ func (r *Registry) IsTracked(gk schema.GroupKind) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
-	return ok && e.Role == adapter.RoleTracked
+	return ok && e.Role == adapter.RoleTracked && !r.disabled[e.Adapter.Name()]
 }
 
 // Registered reports whether a kind is registered, whatever its role.
 func (r *Registry) Registered(gk schema.GroupKind) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	_, ok := r.kinds[gk]
-	return ok
+	e, ok := r.kinds[gk]
+	return ok && !r.disabled[e.Adapter.Name()]
+}
+
+// SetEnabled turns adapters on and off at run time: names lists the
+// adapters to keep enabled (nil: all). A name the registry does not hold is
+// an error, and nothing changes.
+func (r *Registry) SetEnabled(names []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if names == nil {
+		r.disabled = nil
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, n := range names {
+		found := false
+		for _, a := range r.adapters {
+			found = found || a.Name() == n
+		}
+		if !found {
+			return fmt.Errorf("adapter %q is not loaded by this controller (loaded: %s)", n, strings.Join(r.adapterNames(), ", "))
+		}
+		keep[n] = true
+	}
+	disabled := map[string]bool{}
+	for _, a := range r.adapters {
+		if !keep[a.Name()] {
+			disabled[a.Name()] = true
+		}
+	}
+	r.disabled = disabled
+	return nil
+}
+
+// Disabled reports whether a kind belongs to an adapter turned off at run
+// time: its AIBOMs are deleted.
+func (r *Registry) Disabled(gk schema.GroupKind) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.kinds[gk]
+	return ok && r.disabled[e.Adapter.Name()]
+}
+
+func (r *Registry) adapterNames() []string {
+	out := make([]string, 0, len(r.adapters))
+	for _, a := range r.adapters {
+		out = append(out, a.Name())
+	}
+	return out
 }
 
 // SetServedVersion records the version the cluster serves for a kind, chosen
@@ -183,7 +238,7 @@ func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
 // Entries returns every registered tracked and walk-only kind (the
 // ownership graph's), sorted by group then kind.
 func (r *Registry) Entries() []Entry {
-	return r.entries(func(e *Entry) bool { return e.Role != adapter.RoleReferenced })
+	return r.entries(func(e *Entry) bool { return e.Role != adapter.RoleReferenced && !r.disabled[e.Adapter.Name()] })
 }
 
 // AllEntries returns every registered kind, referenced kinds included: the

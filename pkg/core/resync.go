@@ -78,7 +78,7 @@ func (s *Supervisor) Resync(ctx context.Context, ratePerSecond float64) int {
 		}
 		for i := range aiboms.Items {
 			a := &aiboms.Items[i]
-			if gk, ok := subjectGroupKind(a); ok && s.Registry.IsTracked(gk) {
+			if gk, ok := subjectGroupKind(a); ok && (s.Registry.IsTracked(gk) || s.Registry.Disabled(gk)) {
 				add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
 			}
 		}

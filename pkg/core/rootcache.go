@@ -140,6 +140,8 @@ type NamespaceSet struct {
 	mu     sync.RWMutex
 	in     map[string]bool
 	synced toolscache.InformerSynced
+	// Settings selects the namespaces in scope (nil: the default label).
+	Settings *Settings
 	// OnChange is called with a namespace whose opt-in changed (opted in
 	// when created, or its label changed); may be nil.
 	OnChange func(namespace string)
@@ -167,7 +169,7 @@ func (s *NamespaceSet) set(obj any) {
 	if !ok {
 		return
 	}
-	in := o.GetLabels()[OptInLabel] == "true"
+	in := s.Settings.Selects(o.GetLabels())
 	s.mu.Lock()
 	changed := s.in[o.GetName()] != in
 	if in {

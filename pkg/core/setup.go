@@ -49,6 +49,9 @@ type Options struct {
 	// ResyncRate paces a re-verification pass, in enqueues per second
 	// (default DefaultResyncRate).
 	ResyncRate float64
+	// Sinks receives the documents written and the AIBOMs deleted (pkg/sink
+	// through the configuration); nil: none.
+	Sinks DocumentSinks
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
@@ -93,7 +96,9 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Interval: opts.DiscoveryInterval,
 		Log:      logger.WithName("supervisor"),
 	}
+	settings := NewSettings(opts.MaxDocumentBytes)
 	namespaces := NewNamespaceSet()
+	namespaces.Settings = settings
 	refs := NewReferenceIndex()
 	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache(), References: refs}
 	r := &Reconciler{
@@ -105,6 +110,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Recorder:         sup.Recorder,
 		Tool:             opts.Tool,
 		MaxDocumentBytes: opts.MaxDocumentBytes,
+		Settings:         settings,
+		Sinks:            opts.Sinks,
 		ReportAll:        opts.ReportAll,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,

@@ -96,6 +96,9 @@ const forgedPrefix = "stored-document-hashes-to:"
 // of the document it would write: a document replaced behind the
 // controller's back, with or without its hash, is seen and rewritten.
 //
+// A document held by a sink (status.documentRef, no inline body) is checked
+// against the reference's hash only: the body is elsewhere.
+//
 // An informer may transform the same object twice (its document already
 // dropped the second time): the observation is remembered per AIBOM UID and
 // resourceVersion, values the API server sets and nobody can forge.
@@ -104,7 +107,8 @@ func observeDocument(a *v1alpha1.AIBOM) {
 		a.Status.DocumentSHA256 = prev.(observation).sha
 		return
 	}
-	if a.Status.Document != "" || a.Status.DocumentSHA256 != "" {
+	held := a.Status.Document == "" && a.Status.DocumentRef != nil && a.Status.DocumentRef.SHA256 == a.Status.DocumentSHA256
+	if !held && (a.Status.Document != "" || a.Status.DocumentSHA256 != "") {
 		sum := sha256.Sum256([]byte(a.Status.Document))
 		if got := hex.EncodeToString(sum[:]); got != a.Status.DocumentSHA256 {
 			a.Status.DocumentSHA256 = forgedPrefix + got

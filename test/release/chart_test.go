@@ -325,6 +325,7 @@ func TestChartRBACIsMinimal(t *testing.T) {
 		"aibom.dev/aiboms":                          {"create", "update", "patch", "delete"},
 		"aibom.dev/aiboms/status":                   {"update", "patch"},
 		"aibom.dev/aibomadapterprofiles/status":     {"update", "patch"},
+		"aibom.dev/aibomconfigs/status":             {"update", "patch"},
 		"/events":                                   {"create", "patch"},
 		"events.k8s.io/events":                      {"create", "patch"},
 		"coordination.k8s.io/leases":                {"create", "update"},
@@ -485,4 +486,29 @@ func TestChartRejectsBadValues(t *testing.T) {
 		_, err = install.Run(ch, vals)
 		require.ErrorContains(t, err, want, "values %s", values)
 	}
+}
+
+// TestChartSinkSecretsByName: the controller may get exactly the Secrets
+// the sinks name, in its own namespace, and no Secret by default.
+func TestChartSinkSecretsByName(t *testing.T) {
+	for _, o := range render(t, "").Objects {
+		require.NotEqual(t, "aibom-sink-secrets", o.GetName(), "no Secret access without sinks")
+	}
+	r := render(t, "sinks: {secretNames: [dtrack-api-key, hook-token]}")
+	var role *rbacv1.Role
+	var binding *rbacv1.RoleBinding
+	for _, o := range r.Objects {
+		switch {
+		case o.GetKind() == "Role" && o.GetName() == "aibom-sink-secrets":
+			role = into[rbacv1.Role](t, o)
+		case o.GetKind() == "RoleBinding" && o.GetName() == "aibom-sink-secrets":
+			binding = into[rbacv1.RoleBinding](t, o)
+		}
+	}
+	require.NotNil(t, role)
+	require.NotNil(t, binding)
+	require.Equal(t, releaseNamespace, role.Namespace)
+	require.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"dtrack-api-key", "hook-token"}, Verbs: []string{"get"}}}, role.Rules)
+	require.Equal(t, "aibom-sink-secrets", binding.RoleRef.Name)
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "aibom-controller", Namespace: releaseNamespace}}, binding.Subjects)
 }

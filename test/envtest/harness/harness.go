@@ -29,6 +29,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/internal/configuration"
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
@@ -153,6 +154,10 @@ type Controller struct {
 	Supervisor *core.Supervisor
 	// Registry holds the controller's kinds (for Conservation).
 	Registry *core.Registry
+	// Config and Sinks are the AIBOMConfig's controller and the sinks'
+	// machinery, when ControllerOptions.Sinks was set.
+	Config   *configuration.Controller
+	Sinks    *configuration.Runtime
 	cancel   context.CancelFunc
 	done     chan error
 	exited   chan struct{}
@@ -191,6 +196,9 @@ type ControllerOptions struct {
 	// discovery (a replica that does not lead runs no controller). Use
 	// WaitLeading to wait until it leads.
 	LeaderElection *LeaderElection
+	// Sinks, when set, runs the AIBOMConfig and its sinks with these
+	// options (as cmd/controller does).
+	Sinks *configuration.Options
 }
 
 // LeaderElection configures a replica's Lease.
@@ -251,13 +259,31 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, sup, err := core.Setup(ctx, mgr, core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
-		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval})
+	coreOpts := core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
+		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval}
+	var live *configuration.Runtime
+	if opts.Sinks != nil {
+		so := *opts.Sinks
+		so.SkipNameValidation = true
+		if so.Defaults.MaxDocumentBytes == 0 {
+			so.Defaults = core.Config{NamespaceSelector: core.DefaultNamespaceSelector(), MaxDocumentBytes: coreOpts.MaxDocumentBytes}
+		}
+		live = configuration.New(mgr, so)
+		coreOpts.Sinks = live.Hub
+	}
+	r, sup, err := core.Setup(ctx, mgr, coreOpts)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, Registry: reg, cancel: cancel, done: make(chan error, 1), exited: make(chan struct{}), link: l}
+	if live != nil {
+		if c.Config, err = live.Setup(ctx, mgr, r, sup); err != nil {
+			cancel()
+			return nil, err
+		}
+		c.Sinks = live
+	}
 	go func() {
 		c.done <- mgr.Start(ctx)
 		close(c.exited)

@@ -1,0 +1,141 @@
+// Package export writes the documents a cluster's AIBOMs hold, as stored
+// (never recomputed): each is checked against its stored SHA-256 first. A
+// document over the inline cap that a sink holds is not in the cluster; for
+// it, export says where it is. The "aibom export" command (internal/cli) calls Run.
+package export
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/core/document"
+)
+
+// Formats Run writes.
+const (
+	FormatJSON = "json"
+	FormatXML  = "cyclonedx-xml"
+)
+
+// Options of Run.
+type Options struct {
+	// Reader lists AIBOMs (a client of the cluster).
+	Reader client.Reader
+	// Namespace to export; AllNamespaces exports every namespace.
+	Namespace     string
+	AllNamespaces bool
+	// OutDir, when set, receives one file per document
+	// (<namespace>_<aibom>.cdx.json or .cdx.xml); otherwise the documents
+	// go to Stdout, one per line (JSON), or the only one (XML).
+	OutDir string
+	// Format is FormatJSON (default) or FormatXML.
+	Format string
+	// Stdout receives documents; Stderr notes (documents held by a sink,
+	// AIBOMs without a document yet, files written).
+	Stdout, Stderr io.Writer
+}
+
+// Result counts what Run did.
+type Result struct {
+	Written, HeldBySink, Empty int
+	// Mismatched lists the AIBOMs whose stored document does not hash to
+	// the stored SHA-256 (not written).
+	Mismatched []string
+}
+
+// ErrMismatch is returned (wrapped) when a stored document failed its hash
+// check; the others were written.
+var ErrMismatch = errors.New("stored document does not match its SHA-256")
+
+// Run exports the documents.
+func Run(ctx context.Context, o Options) (Result, error) {
+	var res Result
+	if o.Format == "" {
+		o.Format = FormatJSON
+	}
+	if o.Format != FormatJSON && o.Format != FormatXML {
+		return res, fmt.Errorf("-o %q: must be %s or %s", o.Format, FormatJSON, FormatXML)
+	}
+	if o.AllNamespaces && o.Namespace != "" {
+		return res, errors.New("-n and -A exclude each other")
+	}
+	var list v1alpha1.AIBOMList
+	var opts []client.ListOption
+	if !o.AllNamespaces {
+		opts = append(opts, client.InNamespace(o.Namespace))
+	}
+	if err := o.Reader.List(ctx, &list, opts...); err != nil {
+		return res, fmt.Errorf("list AIBOMs: %w", err)
+	}
+	items := list.Items
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].Namespace != items[j].Namespace {
+			return items[i].Namespace < items[j].Namespace
+		}
+		return items[i].Name < items[j].Name
+	})
+	if o.OutDir == "" && o.Format == FormatXML && len(items) > 1 {
+		return res, errors.New("-o cyclonedx-xml writes one document per file: give --out-dir")
+	}
+	if o.OutDir != "" {
+		if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+			return res, err
+		}
+	}
+	for i := range items {
+		a := &items[i]
+		id := a.Namespace + "/" + a.Name
+		st := a.Status
+		if st.Document == "" {
+			if ref := st.DocumentRef; ref != nil {
+				fmt.Fprintf(o.Stderr, "%s: the document (%d bytes, sha256 %s) is held by sink %s at %s\n", id, ref.Size, ref.SHA256, ref.Sink, ref.Location)
+				res.HeldBySink++
+			} else {
+				fmt.Fprintf(o.Stderr, "%s: no document yet\n", id)
+				res.Empty++
+			}
+			continue
+		}
+		sum := sha256.Sum256([]byte(st.Document))
+		if hex.EncodeToString(sum[:]) != st.DocumentSHA256 {
+			fmt.Fprintf(o.Stderr, "%s: %v (stored %q); not written\n", id, ErrMismatch, st.DocumentSHA256)
+			res.Mismatched = append(res.Mismatched, id)
+			continue
+		}
+		out := []byte(st.Document)
+		ext := ".cdx.json"
+		if o.Format == FormatXML {
+			x, err := document.ToXML(out)
+			if err != nil {
+				return res, fmt.Errorf("%s: to XML: %w", id, err)
+			}
+			out, ext = x, ".cdx.xml"
+		}
+		if o.OutDir == "" {
+			if _, err := o.Stdout.Write(append(out, '\n')); err != nil {
+				return res, err
+			}
+		} else {
+			path := filepath.Join(o.OutDir, a.Namespace+"_"+a.Name+ext)
+			if err := os.WriteFile(path, out, 0o644); err != nil {
+				return res, err
+			}
+			fmt.Fprintf(o.Stderr, "%s: %s\n", id, path)
+		}
+		res.Written++
+	}
+	if len(res.Mismatched) > 0 {
+		return res, fmt.Errorf("%d AIBOM(s): %w", len(res.Mismatched), ErrMismatch)
+	}
+	return res, nil
+}

@@ -1,0 +1,187 @@
+package sink
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Annotations of the referrer manifests the OCI sink pushes.
+const (
+	AnnotationSubject = "dev.aibom.subject"
+	AnnotationSHA256  = "dev.aibom.document.sha256"
+)
+
+// OCI attaches each document as an OCI referrer (an image manifest with
+// artifactType application/vnd.cyclonedx+json, one layer holding the
+// document, and the image as its subject; see Referrer) to every image digest
+// the workload runs, in that image's repository. The manifest is
+// deterministic: the same document attached to the same image is the same
+// manifest, so a redelivery pushes nothing new. A delete leaves the
+// referrers in place: each describes the image as it ran.
+type OCI struct {
+	SinkName string
+	// Keychain supplies registry credentials (anonymous when nil).
+	Keychain authn.Keychain
+	// Transport carries the requests (TLS roots); default
+	// remote.DefaultTransport.
+	Transport http.RoundTripper
+	// Insecure lists registries (host[:port]) spoken to over plain HTTP.
+	Insecure map[string]bool
+}
+
+// Name implements Sink.
+func (o *OCI) Name() string { return o.SinkName }
+
+// Deliver implements Sink.
+func (o *OCI) Deliver(ctx context.Context, ev Event) (Receipt, error) {
+	if ev.Op != OpWrite {
+		return Receipt{}, nil
+	}
+	var locs []string
+	for _, img := range ev.Images {
+		loc, err := o.attach(ctx, ev, img)
+		if err != nil {
+			return Receipt{}, err
+		}
+		locs = append(locs, loc)
+	}
+	switch len(locs) {
+	case 0:
+		return Receipt{Location: "(no running image digest to attach to)"}, nil
+	case 1:
+		return Receipt{Location: locs[0]}, nil
+	}
+	return Receipt{Location: fmt.Sprintf("%s (+%d more)", locs[0], len(locs)-1)}, nil
+}
+
+// rawManifest is a manifest to PUT as it is.
+type rawManifest struct {
+	raw []byte
+	mt  types.MediaType
+}
+
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
+func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// Referrer builds the referrer manifest of a document for an image
+// manifest descriptor, and returns it with its digest. The manifest sets
+// artifactType (OCI 1.1) and also uses the document as its config blob,
+// with the CycloneDX media type: registries and clients that derive the
+// artifact type from the config's media type (as before OCI 1.1, and
+// go-containerregistry's registry) see the same type.
+func Referrer(doc []byte, subject v1.Descriptor, annotations map[string]string) ([]byte, v1.Hash, error) {
+	docDigest, _ := static.NewLayer(doc, MediaType).Digest()
+	docDesc := v1.Descriptor{MediaType: MediaType, Size: int64(len(doc)), Digest: docDigest}
+	m := v1.Manifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIManifestSchema1,
+		ArtifactType:  MediaType,
+		Config:        docDesc,
+		Layers:        []v1.Descriptor{docDesc},
+		Subject:       &v1.Descriptor{MediaType: subject.MediaType, Size: subject.Size, Digest: subject.Digest},
+		Annotations:   annotations,
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	sum := sha256.Sum256(raw)
+	return raw, v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}, nil
+}
+
+func (o *OCI) attach(ctx context.Context, ev Event, img string) (string, error) {
+	var nopts []name.Option
+	if reg, _, ok := strings.Cut(img, "/"); ok && o.Insecure[reg] {
+		nopts = append(nopts, name.Insecure)
+	}
+	ref, err := name.NewDigest(img, nopts...)
+	if err != nil {
+		return "", Permanent("InvalidImageReference", fmt.Errorf("image %q: %w", img, err))
+	}
+	keychain := o.Keychain
+	if keychain == nil {
+		keychain = authn.NewMultiKeychain() // anonymous
+	}
+	tr := o.Transport
+	if tr == nil {
+		tr = remote.DefaultTransport
+	}
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(tr),
+		// The dispatcher retries, with its own backoff and budget.
+		remote.WithRetryBackoff(remote.Backoff{Steps: 1})}
+	subject, err := remote.Head(ref, ropts...)
+	if err != nil {
+		return "", registryError("HEAD "+ref.String(), err)
+	}
+	raw, dgst, err := Referrer(ev.Document, *subject, map[string]string{
+		AnnotationSubject: ev.AIBOM.Namespace + "/" + ev.Subject.Kind + "/" + ev.Subject.Name,
+		AnnotationSHA256:  ev.SHA256,
+	})
+	if err != nil {
+		return "", Permanent("InvalidManifest", err)
+	}
+	if err := remote.WriteLayer(ref.Context(), static.NewLayer(ev.Document, MediaType), ropts...); err != nil {
+		return "", registryError("upload blob to "+ref.Context().String(), err)
+	}
+	target := ref.Context().Digest(dgst.String())
+	if err := remote.Put(target, rawManifest{raw: raw, mt: types.OCIManifestSchema1}, ropts...); err != nil {
+		return "", registryError("put referrer "+target.String(), err)
+	}
+	return target.String(), nil
+}
+
+// registryError classifies a registry failure by its HTTP status (see
+// HTTPStatus); one without a status (unreachable) is transient.
+func registryError(what string, err error) error {
+	var te *transport.Error
+	if errors.As(err, &te) {
+		if cls := HTTPStatus(te.StatusCode, ""); IsPermanent(cls) {
+			return Permanent(fmt.Sprintf("HTTP%d", te.StatusCode), fmt.Errorf("%s: %w", what, err))
+		}
+		return fmt.Errorf("%s: %w", what, &StatusError{Code: te.StatusCode, Body: te.Error()})
+	}
+	return transportError(what, err)
+}
+
+// DockerConfigKeychain reads registry credentials from the content of a
+// kubernetes.io/dockerconfigjson Secret (its .dockerconfigjson key).
+func DockerConfigKeychain(dockerConfigJSON []byte) (authn.Keychain, error) {
+	var cfg struct {
+		Auths map[string]authn.AuthConfig `json:"auths"`
+	}
+	if err := json.Unmarshal(dockerConfigJSON, &cfg); err != nil {
+		return nil, fmt.Errorf("not a docker config JSON: %w", err)
+	}
+	return dockerKeychain(cfg.Auths), nil
+}
+
+type dockerKeychain map[string]authn.AuthConfig
+
+func (k dockerKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
+	reg := r.RegistryStr()
+	for _, key := range []string{reg, "https://" + reg, "http://" + reg, "https://" + reg + "/v1/", "https://" + reg + "/v2/"} {
+		if c, ok := k[key]; ok {
+			return authn.FromConfig(c), nil
+		}
+	}
+	if reg == name.DefaultRegistry {
+		if c, ok := k["https://index.docker.io/v1/"]; ok {
+			return authn.FromConfig(c), nil
+		}
+	}
+	return authn.Anonymous, nil
+}
