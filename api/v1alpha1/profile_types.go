@@ -84,6 +84,11 @@ type ProfileRules struct {
 	// the shared pod-template scraper.
 	// +optional
 	PodTemplates []TemplateRule `json:"podTemplates,omitempty"`
+	// Containers are containers the operator creates with an image it
+	// chooses itself (none in the spec): the core reads their image and
+	// running digest from the pods attributed to the root, by name.
+	// +optional
+	Containers []ContainerRule `json:"containers,omitempty"`
 	// Commands are string fields holding a command line (a job's
 	// entrypoint), read as a container's command line is.
 	// +optional
@@ -151,6 +156,18 @@ type TemplateRule struct {
 	// a map key, or the "name" field of a list element (else its index).
 	// +optional
 	GroupByWildcard bool `json:"groupByWildcard,omitempty"`
+}
+
+// ContainerRule declares a container the operator creates for each selected
+// node (the node is its evidence), named Name in the pods.
+type ContainerRule struct {
+	Selection `json:",inline"`
+	// Name is the container's name in the operator's pods.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Group names the part of the workload the container belongs to.
+	// +optional
+	Group string `json:"group,omitempty"`
 }
 
 // FieldRule turns the value of a field, or a constant, into a finding.

@@ -37,6 +37,11 @@ type templateRule struct {
 	byWildcard bool
 }
 
+type containerRule struct {
+	selection
+	name, group string
+}
+
 type fieldRule struct {
 	selection
 	field        path
@@ -65,6 +70,7 @@ type refRule struct {
 // kindRules are the compiled rules of one tracked or referenced kind.
 type kindRules struct {
 	templates  []templateRule
+	containers []containerRule
 	commands   []fieldRule
 	models     []fieldRule
 	runtimes   []fieldRule
@@ -227,7 +233,7 @@ func propertyName(n string) bool {
 }
 
 func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.GroupKind]adapter.Kind) (*kindRules, error) {
-	n := len(r.PodTemplates) + len(r.Commands) + len(r.Models) + len(r.Runtimes) + len(r.Data) + len(r.Properties) + len(r.References)
+	n := len(r.PodTemplates) + len(r.Containers) + len(r.Commands) + len(r.Models) + len(r.Runtimes) + len(r.Data) + len(r.Properties) + len(r.References)
 	if n > MaxRules {
 		return nil, fmt.Errorf("%s: %d rules, more than %d", loc, n, MaxRules)
 	}
@@ -250,6 +256,17 @@ func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.Group
 			return nil, fmt.Errorf("%s: group and groupByWildcard are exclusive", l)
 		}
 		kr.templates = append(kr.templates, templateRule{selection: sel, shape: shape, group: t.Group, byWildcard: t.GroupByWildcard})
+	}
+	for i, c := range r.Containers {
+		l := fmt.Sprintf("%s.containers[%d]", loc, i)
+		sel, err := compileSelection(c.Selection, l)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(c.Name) == "" {
+			return nil, fmt.Errorf("%s.name is empty: the core matches the pods' container by name", l)
+		}
+		kr.containers = append(kr.containers, containerRule{selection: sel, name: c.Name, group: c.Group})
 	}
 	lists := []struct {
 		src  []v1alpha1.FieldRule

@@ -188,6 +188,16 @@ func (s *scrape) apply(kr *kindRules, obj map[string]any, prefix string, depth i
 			return err
 		}
 	}
+	for _, c := range kr.containers {
+		nodes, err := selectNodes(c.selection, root)
+		if err != nil {
+			return err
+		}
+		if len(nodes) > 0 {
+			s.f.Containers = append(s.f.Containers, adapter.Container{Name: c.name, Group: c.group, ImageFromPods: true,
+				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: prefix + nodes[0].locator}})
+		}
+	}
 	for _, r := range kr.commands {
 		if err := s.each(r, root, func(v value, _ node) error {
 			cf := podtemplate.ReadCommand(podtemplate.CommandInput{Command: []string{"sh", "-c", v.s}, ContainerPath: prefix + v.locator})
