@@ -163,6 +163,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Resu
 }
 
 func (r *Reconciler) reconcileWorkload(ctx context.Context, req Request) (string, error) {
+	outcome, err := r.reconcileWorkloadAt(ctx, req)
+	if legacy, ok := LegacyAIBOMName(req.GroupKind, req.Name); ok && err == nil {
+		// Written (or deleted) under the current name: an AIBOM an earlier
+		// release wrote under the shorter-hash name goes, if it describes
+		// this workload (a foreign one is left alone).
+		// Sinks are not told: the document lives on under the new name.
+		if derr := r.removeAIBOM(ctx, client.ObjectKey{Namespace: req.Namespace, Name: legacy}, "renamed to "+AIBOMName(req.GroupKind, req.Name), false); derr != nil {
+			return outcome, derr
+		}
+	}
+	return outcome, err
+}
+
+func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (string, error) {
 	entry, ok := r.Registry.Lookup(req.GroupKind)
 	if !ok && r.Registry.Disabled(req.GroupKind) {
 		// Its adapter was turned off while running: as after a restart
@@ -464,6 +478,12 @@ func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructur
 // created it and has not seen it deleted (the cache may lag behind our own
 // create): a workload that never had one costs no request.
 func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why string) error {
+	return r.removeAIBOM(ctx, key, why, true)
+}
+
+// removeAIBOM deletes the AIBOM at key if it describes the workload being
+// reconciled; notify offers the delete to the sinks.
+func (r *Reconciler) removeAIBOM(ctx context.Context, key client.ObjectKey, why string, notify bool) error {
 	var uid types.UID
 	var subject v1alpha1.Subject
 	var lastSHA string
@@ -508,7 +528,7 @@ func (r *Reconciler) deleteAIBOM(ctx context.Context, key client.ObjectKey, why 
 		return fmt.Errorf("delete AIBOM %s: %w", key, err)
 	}
 	log.FromContext(ctx).Info("AIBOM deleted", "aibom", key.Name, "why", why)
-	if len(r.sinkNames()) > 0 {
+	if notify && len(r.sinkNames()) > 0 {
 		r.Sinks.Offer(DocumentEvent{Deleted: true, AIBOM: key, Subject: subject, SHA256: lastSHA})
 	}
 	return nil

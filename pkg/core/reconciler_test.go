@@ -358,3 +358,40 @@ func TestAIBOMIdentity(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "someone-else", f.aibom(t).Spec.Subject.Name, "another subject's AIBOM is not deleted")
 }
+
+func TestLongNamesGetA64BitSuffixAndTheOldAIBOMIsRenamed(t *testing.T) {
+	gk := widgetGVK.GroupKind()
+	short := AIBOMName(gk, "graph")
+	_, renamed := LegacyAIBOMName(gk, "graph")
+	require.False(t, renamed, "a name that fits keeps its AIBOM name")
+	require.Regexp(t, `^widget-graph-[0-9a-f]{8}$`, short)
+
+	long := strings.Repeat("a", 250)
+	name := AIBOMName(gk, long)
+	require.LessOrEqual(t, len(name), 253)
+	require.Regexp(t, `-[0-9a-f]{16}$`, name, "a shortened prefix leaves the hash alone to tell subjects apart: 64 bits")
+	legacy, renamed := LegacyAIBOMName(gk, long)
+	require.True(t, renamed)
+	require.Regexp(t, `-[0-9a-f]{8}$`, legacy)
+	// Two long names that share the shortened prefix differ by the hash.
+	require.NotEqual(t, name, AIBOMName(gk, long+"b"))
+
+	// An AIBOM an earlier release wrote under the legacy name is deleted
+	// once the workload's AIBOM is written under the new one.
+	ctx := context.Background()
+	f := newReconcilerFixture(t, 0)
+	w := &unstructured.Unstructured{}
+	w.SetGroupVersionKind(widgetGVK)
+	w.SetNamespace(ns)
+	w.SetName(long)
+	w.SetUID("uid-long")
+	f.r.Store = NewMemoryStore([]client.Object{w})
+	old := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: legacy, Labels: map[string]string{ManagedByLabel: ManagedBy}},
+		Spec: v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: widgetGVK.GroupVersion().String(), Kind: "Widget", Name: long, UID: "uid-long"}}}
+	require.NoError(t, f.client.Create(ctx, old))
+	_, err := f.r.Reconcile(ctx, Request{GroupKind: gk, Namespace: ns, Name: long})
+	require.NoError(t, err)
+	require.NoError(t, f.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &v1alpha1.AIBOM{}))
+	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: legacy}, &v1alpha1.AIBOM{})),
+		"the AIBOM under the legacy name must be gone")
+}
