@@ -208,6 +208,15 @@ type FieldRule struct {
 	// Version is a path from the node to the runtime's or model's version.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// Task, Architecture and Quantization are paths from the node to what
+	// the model is served for, its architecture and its quantisation (the
+	// model card and the aibom.model.quantization property).
+	// +optional
+	Task string `json:"task,omitempty"`
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+	// +optional
+	Quantization string `json:"quantization,omitempty"`
 	// Name is a property's name (after "<adapter>.") or a data kind.
 	// +optional
 	Name string `json:"name,omitempty"`

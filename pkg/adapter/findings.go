@@ -167,9 +167,18 @@ type Model struct {
 	Source string `json:"source,omitempty"`
 	// ServedName is the name the server exposes the model under, when it
 	// differs from Name (vLLM's --served-model-name).
-	ServedName string     `json:"servedName,omitempty"`
-	Confidence Confidence `json:"confidence"`
-	Evidence   Evidence   `json:"evidence"`
+	ServedName string `json:"servedName,omitempty"`
+	// Task is what the model is served for, when the evidence says so
+	// (vLLM's --task "embed", a CRD field): the model card's task.
+	Task string `json:"task,omitempty"`
+	// Architecture is the model's architecture when declared
+	// ("Qwen3ForCausalLM"): the model card's modelArchitecture.
+	Architecture string `json:"architecture,omitempty"`
+	// Quantization is the quantisation the server applies, when declared
+	// ("awq" from --quantization awq).
+	Quantization string     `json:"quantization,omitempty"`
+	Confidence   Confidence `json:"confidence"`
+	Evidence     Evidence   `json:"evidence"`
 }
 
 // Data is model storage: a volume mounted at a model path, a cache, a PVC.

@@ -80,6 +80,9 @@ func sanitize(ctx context.Context, adapterName string, f *adapter.Findings) {
 		m.Version = podtemplate.RedactInto(m.Version, m.Evidence.Locator, f)
 		m.Source = podtemplate.RedactInto(m.Source, m.Evidence.Locator, f)
 		m.ServedName = podtemplate.RedactInto(m.ServedName, m.Evidence.Locator, f)
+		m.Task = podtemplate.RedactInto(m.Task, m.Evidence.Locator, f)
+		m.Architecture = podtemplate.RedactInto(m.Architecture, m.Evidence.Locator, f)
+		m.Quantization = podtemplate.RedactInto(m.Quantization, m.Evidence.Locator, f)
 	}
 	for i := range f.Data {
 		redact(&f.Data[i].Name, &f.Data[i].Evidence)

@@ -17,6 +17,10 @@ var modelFlags = map[string]bool{
 	"--base-model": true, "--pretrained-model-name-or-path": true, "--model-dir": true,
 }
 
+// quantizationFlags name the quantisation a server applies to its model
+// (vLLM and SGLang --quantization, TGI --quantize).
+var quantizationFlags = map[string]bool{"--quantization": true, "--quantize": true}
+
 // servedNameFlags name the model as the server exposes it.
 var servedNameFlags = map[string]bool{"--served-model-name": true}
 

@@ -52,7 +52,13 @@ type commandReader struct {
 	served []adapter.Model
 	// runtimes seen in this container, for rules that depend on them.
 	seen map[string]bool
+	// quantization and task of the served model, from the server's flags.
+	quantization, task string
 }
+
+// paramWord is a flag value that names a method or a task: a short word of
+// letters, digits, '_' and '-' (never a path, a URL or a sentence).
+var paramWord = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 var kubeVarRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)`)
 
@@ -248,6 +254,15 @@ func (r *commandReader) flags(p program, ws []word) {
 				r.served = append(r.served, adapter.Model{Name: RedactInto(v, loc, r.f), Confidence: adapter.Declared,
 					Evidence: adapter.Evidence{Source: val.source, Locator: loc}})
 			}
+		case quantizationFlags[flag]:
+			if v := strings.ToLower(strings.TrimSpace(val.text)); paramWord.MatchString(v) && r.quantization == "" {
+				r.quantization = v
+			}
+		case flag == "--task" && (r.seen["vllm"] || r.in.ImageRuntime == "vllm"):
+			// vLLM's --task: generate, embed, classify, score, reward, ...
+			if v := strings.ToLower(strings.TrimSpace(val.text)); paramWord.MatchString(v) && v != "auto" && r.task == "" {
+				r.task = v
+			}
 		case weakModelFlags[flag]:
 			if hubID.MatchString(val.text) {
 				addModelValue(r.f, val.text, adapter.Inferred, val.source, loc, "")
@@ -268,6 +283,21 @@ func (r *commandReader) flags(p program, ws []word) {
 // there are any (the served name of that model), else as models of their
 // own.
 func (r *commandReader) finish() {
+	// The quantisation and the task a server's flags give are the served
+	// model's: every model the command line names (not one quoted in
+	// inline Python).
+	for i := range r.f.Models {
+		m := &r.f.Models[i]
+		if strings.HasSuffix(m.Evidence.Locator, "(python)") {
+			continue
+		}
+		if m.Quantization == "" {
+			m.Quantization = r.quantization
+		}
+		if m.Task == "" {
+			m.Task = r.task
+		}
+	}
 	if len(r.served) == 0 {
 		return
 	}

@@ -74,3 +74,24 @@ func TestSecretNamesAreNotCounts(t *testing.T) {
 		require.True(t, IsSecretName(n), n)
 	}
 }
+
+// The quantisation and the task a server's flags declare are its model's;
+// a --task of another program, or a value that is not a word, is not.
+func TestServerFlagsDescribeTheModel(t *testing.T) {
+	f := ReadCommand(CommandInput{Command: []string{"vllm", "serve", "Qwen/Qwen3-8B", "--quantization", "AWQ", "--task", "embed"}, ContainerPath: "c"})
+	require.Len(t, f.Models, 1)
+	require.Equal(t, "awq", f.Models[0].Quantization)
+	require.Equal(t, "embed", f.Models[0].Task)
+
+	f = ReadCommand(CommandInput{Args: []string{"--model-id", "org/m", "--quantize", "bitsandbytes-nf4"}, ImageRuntime: "tgi", ContainerPath: "c"})
+	require.Len(t, f.Models, 1)
+	require.Equal(t, "bitsandbytes-nf4", f.Models[0].Quantization)
+	require.Empty(t, f.Models[0].Task)
+
+	f = ReadCommand(CommandInput{Command: []string{"python", "train.py", "--model", "org/m", "--task", "summarize"}, ContainerPath: "c"})
+	require.Len(t, f.Models, 1)
+	require.Empty(t, f.Models[0].Task, "--task of a program that is not vLLM says nothing of the model")
+
+	f = ReadCommand(CommandInput{Command: []string{"vllm", "serve", "org/m", "--quantization", "/etc/passwd"}, ContainerPath: "c"})
+	require.Empty(t, f.Models[0].Quantization, "a path is not a quantisation method")
+}

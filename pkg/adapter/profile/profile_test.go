@@ -172,3 +172,26 @@ func TestScrapeConditionsAndConstants(t *testing.T) {
 		t.Errorf("declared runtime: %+v", f.Runtimes)
 	}
 }
+
+func TestModelCardFields(t *testing.T) {
+	a, err := Parse([]byte(strings.Replace(base, "%s", `
+    models: [{path: spec, field: storage.uri, architecture: arch, task: task, quantization: quant}]`, 1)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "demo.example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"},
+		"spec": map[string]any{"storage": map[string]any{"uri": "hf://Qwen/Qwen3-8B"}, "arch": "Qwen3ForCausalLM", "task": "text-generation", "quant": "fp8"},
+	}}
+	f, err := a.Scrape(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Models) != 1 || f.Models[0].Name != "Qwen/Qwen3-8B" || f.Models[0].Architecture != "Qwen3ForCausalLM" ||
+		f.Models[0].Task != "text-generation" || f.Models[0].Quantization != "fp8" {
+		t.Fatalf("model card fields: %+v", f.Models)
+	}
+	if _, err := Parse([]byte(strings.Replace(base, "%s", `runtimes: [{path: spec.r, task: t}]`, 1)), "test"); err == nil {
+		t.Error("task on a runtime rule must be refused")
+	}
+}

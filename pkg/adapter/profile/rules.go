@@ -54,6 +54,9 @@ type fieldRule struct {
 	location     path
 	served       path
 	version      path
+	task         path
+	architecture path
+	quantization path
 	name         string
 	confidence   adapter.Confidence
 	platform     bool
@@ -158,7 +161,8 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 		src  string
 		name string
 	}{{&out.field, r.Field, "field"}, {&out.prefix, r.Prefix, "prefix"}, {&out.location, r.Location, "location"},
-		{&out.served, r.ServedName, "servedName"}, {&out.version, r.Version, "version"}} {
+		{&out.served, r.ServedName, "servedName"}, {&out.version, r.Version, "version"},
+		{&out.task, r.Task, "task"}, {&out.architecture, r.Architecture, "architecture"}, {&out.quantization, r.Quantization, "quantization"}} {
 		if *p.dst, err = optionalPath(p.src, loc+"."+p.name); err != nil {
 			return fieldRule{}, err
 		}
@@ -200,8 +204,8 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 	if r.Platform && w != whatRuntime {
 		return fieldRule{}, fmt.Errorf("%s: platform is only for runtimes", loc)
 	}
-	if (r.Location != "" || r.ServedName != "") && w != whatModel {
-		return fieldRule{}, fmt.Errorf("%s: location and servedName are only for models", loc)
+	if (r.Location != "" || r.ServedName != "" || r.Task != "" || r.Architecture != "" || r.Quantization != "") && w != whatModel {
+		return fieldRule{}, fmt.Errorf("%s: location, servedName, task, architecture and quantization are only for models", loc)
 	}
 	switch w {
 	case whatProperty:

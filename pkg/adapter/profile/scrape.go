@@ -369,6 +369,20 @@ func (s *scrape) models(r fieldRule, root node, prefix string) error {
 		} else {
 			podtemplate.ModelFromValue(v.s, r.confidence, adapter.SourceCRDField, prefix+v.locator, served.s, &mf)
 		}
+		card := map[*string]path{}
+		for i := range mf.Models {
+			m := &mf.Models[i]
+			card[&m.Task], card[&m.Architecture], card[&m.Quantization] = r.task, r.architecture, r.quantization
+		}
+		for dst, p := range card {
+			v, err := first(p, n)
+			if err != nil {
+				return err
+			}
+			if v.s != "" && *dst == "" {
+				*dst = podtemplate.RedactInto(strings.TrimSpace(v.s), prefix+v.locator, &mf)
+			}
+		}
 		if version.s != "" {
 			for i := range mf.Models {
 				if mf.Models[i].Version == "" {

@@ -451,7 +451,7 @@ func modelFacts(models []adapter.Model) []fact {
 		func(m adapter.Model) string { return m.Name + "\x00" + m.Version },
 		func(m adapter.Model) piece { return piece{m.Confidence, m.Evidence} },
 		func(key string, ms []adapter.Model, pieces []piece) fact {
-			var sources, served []string
+			var sources, served, quants, tasks, archs []string
 			nimImage := false
 			for _, m := range ms {
 				nimImage = nimImage || m.Evidence.Source == adapter.SourceImagePattern
@@ -461,6 +461,15 @@ func modelFacts(models []adapter.Model) []fact {
 				if m.ServedName != "" {
 					served = append(served, m.ServedName)
 				}
+				if m.Quantization != "" {
+					quants = append(quants, m.Quantization)
+				}
+				if m.Task != "" {
+					tasks = append(tasks, m.Task)
+				}
+				if m.Architecture != "" {
+					archs = append(archs, m.Architecture)
+				}
 			}
 			var extra []cdx.Property
 			for _, v := range sortedDistinct(sources) {
@@ -469,10 +478,40 @@ func modelFacts(models []adapter.Model) []fact {
 			for _, v := range sortedDistinct(served) {
 				extra = append(extra, cdx.Property{Name: propModelServedName, Value: v})
 			}
+			// Quantisation: as declared (a server flag, a CRD field), else
+			// as the model's name states it; never guessed.
+			switch q := sortedDistinct(quants); {
+			case len(q) > 0:
+				for _, v := range q {
+					extra = append(extra, cdx.Property{Name: propModelQuantization, Value: v})
+				}
+				extra = append(extra, cdx.Property{Name: propModelQuantFrom, Value: "declared"})
+			case adapter.QuantizationFromName(ms[0].Name) != "":
+				extra = append(extra, cdx.Property{Name: propModelQuantization, Value: adapter.QuantizationFromName(ms[0].Name)},
+					cdx.Property{Name: propModelQuantFrom, Value: "model-name"})
+			}
 			f := newComponent(tierModel, cdx.ComponentTypeMachineLearningModel, key, ms[0].Name, ms[0].Version, pieces, extra)
 			f.component.PackageURL = modelPURL(ms[0].Name, ms[0].Version, sources, nimImage)
+			f.component.ModelCard = modelCard(sortedDistinct(tasks), sortedDistinct(archs))
 			return f
 		})
+}
+
+// modelCard is the model card of what the evidence declares: the task and
+// the architecture (the first of each in order when claims differ); nil
+// when nothing is known, never invented.
+func modelCard(tasks, archs []string) *cdx.MLModelCard {
+	if len(tasks) == 0 && len(archs) == 0 {
+		return nil
+	}
+	p := &cdx.MLModelParameters{}
+	if len(tasks) > 0 {
+		p.Task = tasks[0]
+	}
+	if len(archs) > 0 {
+		p.ModelArchitecture = archs[0]
+	}
+	return &cdx.MLModelCard{ModelParameters: p}
 }
 
 // frameworkFacts gives one component per evaluation or training framework.

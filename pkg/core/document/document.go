@@ -200,6 +200,8 @@ const (
 	propFrameworkPurpose  = "aibom.framework.purpose"
 	propModelSource       = "aibom.model.source"
 	propModelServedName   = "aibom.model.servedName"
+	propModelQuantization = "aibom.model.quantization"
+	propModelQuantFrom    = "aibom.model.quantization.source"
 	propEvidenceMore      = "aibom.evidence."
 	propMatch             = "aibom.match"
 	propAccelerator       = "aibom.accelerator."

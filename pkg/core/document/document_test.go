@@ -912,3 +912,45 @@ func TestDependencyGraph(t *testing.T) {
 	require.NotEqual(t, string(res.JSON), bad)
 	require.ErrorContains(t, ValidateSchema([]byte(bad)), "names no component")
 }
+
+// The model card says what the evidence declares (task, architecture), and
+// the quantisation is a property with where it came from; with nothing
+// known there is no model card. The document stays schema-valid.
+func TestModelCardAndQuantization(t *testing.T) {
+	in := vllmDeployment()
+	in.Findings.Models = []adapter.Model{
+		{Name: "Qwen/Qwen3-8B", Task: "embed", Architecture: "Qwen3ForCausalLM", Quantization: "awq", Confidence: adapter.Declared,
+			Evidence: ev(adapter.SourceContainerArg, "spec.template.spec.containers[0].args[1](--model)")},
+		{Name: "Qwen/Qwen2.5-7B-Instruct-GPTQ", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, "spec.template.spec.containers[0].args[3](--model)")},
+		{Name: "meta-llama/Llama-3.1-8B-Instruct", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, "spec.template.spec.containers[0].args[5](--model)")},
+	}
+	res, _ := build(t, in)
+	var bom struct {
+		Components []struct {
+			Name      string `json:"name"`
+			ModelCard *struct {
+				ModelParameters struct {
+					Task              string `json:"task"`
+					ModelArchitecture string `json:"modelArchitecture"`
+				} `json:"modelParameters"`
+			} `json:"modelCard"`
+			Properties []property `json:"properties"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(res.JSON, &bom))
+	got := map[string]string{}
+	for _, c := range bom.Components {
+		props := map[string]string{}
+		for _, p := range c.Properties {
+			props[p.Name] = p.Value
+		}
+		card := "-"
+		if c.ModelCard != nil {
+			card = c.ModelCard.ModelParameters.Task + "/" + c.ModelCard.ModelParameters.ModelArchitecture
+		}
+		got[c.Name] = card + " " + props["aibom.model.quantization"] + "(" + props["aibom.model.quantization.source"] + ")"
+	}
+	require.Equal(t, "embed/Qwen3ForCausalLM awq(declared)", got["Qwen/Qwen3-8B"])
+	require.Equal(t, "- gptq(model-name)", got["Qwen/Qwen2.5-7B-Instruct-GPTQ"])
+	require.Equal(t, "- ()", got["meta-llama/Llama-3.1-8B-Instruct"], "nothing known: no model card, no quantisation")
+}
