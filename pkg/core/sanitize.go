@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -11,6 +12,9 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 )
+
+// gitRevision is a commit hash as a model's revision (SHA-1 or SHA-256).
+var gitRevision = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // CoreNamespace is the property prefix the core writes: an adapter's
 // property under it would be mixed with (or forge) the core's own.
@@ -77,7 +81,12 @@ func sanitize(ctx context.Context, adapterName string, f *adapter.Findings) {
 	for i := range f.Models {
 		m := &f.Models[i]
 		redact(&m.Name, &m.Evidence)
-		m.Version = podtemplate.RedactInto(m.Version, m.Evidence.Locator, f)
+		if !gitRevision.MatchString(m.Version) {
+			// A model revision is a commit hash (40 or 64 lower-case hex
+			// digits): what the field is for, and not a secret's shape
+			// anywhere else; anything else is redacted as usual.
+			m.Version = podtemplate.RedactInto(m.Version, m.Evidence.Locator, f)
+		}
 		m.Source = podtemplate.RedactInto(m.Source, m.Evidence.Locator, f)
 		m.ServedName = podtemplate.RedactInto(m.ServedName, m.Evidence.Locator, f)
 		m.Task = podtemplate.RedactInto(m.Task, m.Evidence.Locator, f)

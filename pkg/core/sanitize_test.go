@@ -68,3 +68,17 @@ func TestSanitizeKeepsAWrittenImageOverImageFromPods(t *testing.T) {
 	require.Equal(t, "nginx:1.25", f.Containers[0].Image)
 	require.True(t, f.Containers[1].ImageFromPods)
 }
+
+func TestModelRevisionsAreNotRedacted(t *testing.T) {
+	f := adapter.Findings{Models: []adapter.Model{
+		{Name: "Qwen/Qwen3-0.6B", Version: "c1899de289a04d12100db370d81485cdf75e47ca", Evidence: adapter.Evidence{Locator: "spec.a"}},
+		{Name: "org/m", Version: "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", Evidence: adapter.Evidence{Locator: "spec.b"}},
+	}}
+	sanitize(context.Background(), "test", &f)
+	if f.Models[0].Version != "c1899de289a04d12100db370d81485cdf75e47ca" {
+		t.Errorf("a commit hash revision was changed: %q", f.Models[0].Version)
+	}
+	if strings.Contains(f.Models[1].Version, "abcdefghijklmnop") {
+		t.Errorf("a token in a model version survived: %q", f.Models[1].Version)
+	}
+}

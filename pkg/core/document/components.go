@@ -447,7 +447,29 @@ func runtimeFacts(runtimes []adapter.Runtime) []fact {
 // a piece of its evidence; the sources and served names of all claims are
 // kept as properties.
 func modelFacts(models []adapter.Model) []fact {
-	return groupFacts(models,
+	// A claim that names a model without a version (a --model flag) and a
+	// claim that names its one version (a CRD's revision) are the same
+	// model: one component, with both as evidence. With several versions
+	// of a name known, the unversioned claim stays apart (it could be any).
+	versions := map[string]map[string]bool{}
+	for _, m := range models {
+		if m.Version != "" {
+			if versions[m.Name] == nil {
+				versions[m.Name] = map[string]bool{}
+			}
+			versions[m.Name][m.Version] = true
+		}
+	}
+	merged := make([]adapter.Model, len(models))
+	for i, m := range models {
+		if m.Version == "" && len(versions[m.Name]) == 1 {
+			for v := range versions[m.Name] {
+				m.Version = v
+			}
+		}
+		merged[i] = m
+	}
+	return groupFacts(merged,
 		func(m adapter.Model) string { return m.Name + "\x00" + m.Version },
 		func(m adapter.Model) piece { return piece{m.Confidence, m.Evidence} },
 		func(key string, ms []adapter.Model, pieces []piece) fact {

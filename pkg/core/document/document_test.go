@@ -954,3 +954,28 @@ func TestModelCardAndQuantization(t *testing.T) {
 	require.Equal(t, "- gptq(model-name)", got["Qwen/Qwen2.5-7B-Instruct-GPTQ"])
 	require.Equal(t, "- ()", got["meta-llama/Llama-3.1-8B-Instruct"], "nothing known: no model card, no quantisation")
 }
+
+// A model named without a version and with its one known version (a flag
+// and a CRD revision) is one component with both claims as evidence; with
+// two versions known, the unversioned claim stays apart.
+func TestUnversionedClaimJoinsTheOneKnownVersion(t *testing.T) {
+	count := func(models ...adapter.Model) map[string]int {
+		in := vllmDeployment()
+		in.Findings.Models = models
+		_, d := build(t, in)
+		out := map[string]int{}
+		for _, c := range d.Components {
+			if c.Type == "machine-learning-model" {
+				out[c.Name+":"+c.Version]++
+			}
+		}
+		return out
+	}
+	flag := adapter.Model{Name: "Qwen/Qwen3-0.6B", Confidence: adapter.Declared, Evidence: ev(adapter.SourceContainerArg, "a(--model)")}
+	rev := adapter.Model{Name: "Qwen/Qwen3-0.6B", Version: "c1899de289a04d12100db370d81485cdf75e47ca", Confidence: adapter.Declared, Evidence: ev(adapter.SourceCRDField, "spec.model.revision")}
+	require.Equal(t, map[string]int{"Qwen/Qwen3-0.6B:c1899de289a04d12100db370d81485cdf75e47ca": 1}, count(flag, rev))
+	other := rev
+	other.Version = "main"
+	require.Equal(t, map[string]int{"Qwen/Qwen3-0.6B:": 1, "Qwen/Qwen3-0.6B:c1899de289a04d12100db370d81485cdf75e47ca": 1, "Qwen/Qwen3-0.6B:main": 1},
+		count(flag, rev, other))
+}
