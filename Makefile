@@ -12,7 +12,7 @@ LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
 all: build
 
-tools: ## Build kube-apiserver, etcd and controller-gen from the Go module proxy into bin/
+tools: ## Build kube-apiserver, etcd and controller-gen from the Go module proxy into bin/, and install xmllint (libxml2-utils) when missing
 	@hack/build-tools.sh
 
 generate: tools ## Regenerate deepcopy code and the CRD from api/

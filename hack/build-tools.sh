@@ -24,3 +24,16 @@ build() { # build OUTPUT PACKAGE [LDFLAGS]
 build bin/k8s/etcd go.etcd.io/etcd/server/v3
 build bin/k8s/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "-X k8s.io/component-base/version.gitVersion=v1.37.2"
 build bin/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
+
+# xmllint (Debian's libxml2-utils) validates the XML documents against the
+# CycloneDX XSD in the tests; installed from Debian's packages when missing.
+if ! command -v xmllint >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "tools: installing xmllint (libxml2-utils) from Debian's packages..."
+    apt-get install -y -qq libxml2-utils >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq libxml2-utils >/dev/null; }
+  else
+    echo "tools: xmllint is missing: install libxml2-utils (Debian/Ubuntu) or libxml2 (other systems); the XML schema tests need it" >&2
+    exit 1
+  fi
+fi
+echo "tools: $(xmllint --version 2>&1 | head -1)"
