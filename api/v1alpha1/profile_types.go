@@ -217,6 +217,10 @@ type FieldRule struct {
 	Architecture string `json:"architecture,omitempty"`
 	// +optional
 	Quantization string `json:"quantization,omitempty"`
+	// BaseModel is a path to the base model a LoRA adapter applies to:
+	// from the node, or from the object's root when it starts with "$.".
+	// +optional
+	BaseModel string `json:"baseModel,omitempty"`
 	// Name is a property's name (after "<adapter>.") or a data kind.
 	// +optional
 	Name string `json:"name,omitempty"`

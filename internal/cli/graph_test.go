@@ -26,6 +26,8 @@ func TestGoldenGraphPerAdapter(t *testing.T) {
 		{"kserve", filepath.Join(adapters, "kserve", "testdata", "isvc-vllm-raw.yaml") + "," +
 			filepath.Join(adapters, "kserve", "testdata", "references", "servingruntime-vllm.yaml")},
 		{"kaito", filepath.Join(adapters, "profiles", "testdata", "kaito", "workspace-template.yaml")},
+		// A LoRA adapter depends on its base model.
+		{"aibrix-lora", filepath.Join(adapters, "profiles", "testdata", "aibrix", "modeladapter.yaml")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"scan", "-o", "cyclonedx-json", "--unused-references=false"}

@@ -174,6 +174,10 @@ type Model struct {
 	// Architecture is the model's architecture when declared
 	// ("Qwen3ForCausalLM"): the model card's modelArchitecture.
 	Architecture string `json:"architecture,omitempty"`
+	// BaseModel names the base model a LoRA adapter applies to, when
+	// declared (AIBrix's ModelAdapter baseModel): the adapter depends on it
+	// in the document's graph.
+	BaseModel string `json:"baseModel,omitempty"`
 	// Quantization is the quantisation the server applies, when declared
 	// ("awq" from --quantization awq).
 	Quantization string     `json:"quantization,omitempty"`

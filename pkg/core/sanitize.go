@@ -92,6 +92,7 @@ func sanitize(ctx context.Context, adapterName string, f *adapter.Findings) {
 		m.Task = podtemplate.RedactInto(m.Task, m.Evidence.Locator, f)
 		m.Architecture = podtemplate.RedactInto(m.Architecture, m.Evidence.Locator, f)
 		m.Quantization = podtemplate.RedactInto(m.Quantization, m.Evidence.Locator, f)
+		m.BaseModel = podtemplate.RedactInto(m.BaseModel, m.Evidence.Locator, f)
 	}
 	for i := range f.Data {
 		redact(&f.Data[i].Name, &f.Data[i].Evidence)

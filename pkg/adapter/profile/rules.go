@@ -57,6 +57,8 @@ type fieldRule struct {
 	task         path
 	architecture path
 	quantization path
+	baseModel    path
+	baseFromRoot bool
 	name         string
 	confidence   adapter.Confidence
 	platform     bool
@@ -167,6 +169,11 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 			return fieldRule{}, err
 		}
 	}
+	base, fromRoot := strings.CutPrefix(r.BaseModel, "$.")
+	if out.baseModel, err = optionalPath(base, loc+".baseModel"); err != nil {
+		return fieldRule{}, err
+	}
+	out.baseFromRoot = fromRoot
 	if out.separator == "" {
 		out.separator = "/"
 	}
@@ -204,8 +211,8 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 	if r.Platform && w != whatRuntime {
 		return fieldRule{}, fmt.Errorf("%s: platform is only for runtimes", loc)
 	}
-	if (r.Location != "" || r.ServedName != "" || r.Task != "" || r.Architecture != "" || r.Quantization != "") && w != whatModel {
-		return fieldRule{}, fmt.Errorf("%s: location, servedName, task, architecture and quantization are only for models", loc)
+	if (r.Location != "" || r.ServedName != "" || r.Task != "" || r.Architecture != "" || r.Quantization != "" || r.BaseModel != "") && w != whatModel {
+		return fieldRule{}, fmt.Errorf("%s: location, servedName, task, architecture, quantization and baseModel are only for models", loc)
 	}
 	switch w {
 	case whatProperty:

@@ -369,6 +369,28 @@ func (s *scrape) models(r fieldRule, root node, prefix string) error {
 		} else {
 			podtemplate.ModelFromValue(v.s, r.confidence, adapter.SourceCRDField, prefix+v.locator, served.s, &mf)
 		}
+		baseFrom := n
+		if r.baseFromRoot {
+			baseFrom = root
+		}
+		base, err := first(r.baseModel, baseFrom)
+		if err != nil {
+			return err
+		}
+		if base.s != "" {
+			var bf adapter.Findings
+			// The base model as the value a model field names ("hf://org/m"
+			// is "org/m").
+			podtemplate.ModelFromValue(base.s, r.confidence, adapter.SourceCRDField, prefix+base.locator, "", &bf)
+			for _, bm := range bf.Models {
+				for i := range mf.Models {
+					if mf.Models[i].BaseModel == "" && mf.Models[i].Name != bm.Name {
+						mf.Models[i].BaseModel = bm.Name
+					}
+				}
+			}
+			mf.Redactions = append(mf.Redactions, bf.Redactions...)
+		}
 		card := map[*string]path{}
 		for i := range mf.Models {
 			m := &mf.Models[i]

@@ -34,8 +34,11 @@ type fact struct {
 	// containers merged into it.
 	containerPaths []string
 	// links are the ids of the facts this one depends on.
-	links     []string
-	component cdx.Component
+	links []string
+	// baseModels are, for a model (a LoRA adapter), the names of the base
+	// models its claims declare.
+	baseModels []string
+	component  cdx.Component
 }
 
 // piece is one piece of evidence for a component.
@@ -473,7 +476,7 @@ func modelFacts(models []adapter.Model) []fact {
 		func(m adapter.Model) string { return m.Name + "\x00" + m.Version },
 		func(m adapter.Model) piece { return piece{m.Confidence, m.Evidence} },
 		func(key string, ms []adapter.Model, pieces []piece) fact {
-			var sources, served, quants, tasks, archs []string
+			var sources, served, quants, tasks, archs, bases []string
 			nimImage := false
 			for _, m := range ms {
 				nimImage = nimImage || m.Evidence.Source == adapter.SourceImagePattern
@@ -491,6 +494,9 @@ func modelFacts(models []adapter.Model) []fact {
 				}
 				if m.Architecture != "" {
 					archs = append(archs, m.Architecture)
+				}
+				if m.BaseModel != "" {
+					bases = append(bases, m.BaseModel)
 				}
 			}
 			var extra []cdx.Property
@@ -515,6 +521,10 @@ func modelFacts(models []adapter.Model) []fact {
 			f := newComponent(tierModel, cdx.ComponentTypeMachineLearningModel, key, ms[0].Name, ms[0].Version, pieces, extra)
 			f.component.PackageURL = modelPURL(ms[0].Name, ms[0].Version, sources, nimImage)
 			f.component.ModelCard = modelCard(sortedDistinct(tasks), sortedDistinct(archs))
+			f.baseModels = sortedDistinct(bases)
+			for _, b := range f.baseModels {
+				*f.component.Properties = append(*f.component.Properties, cdx.Property{Name: propModelBase, Value: b})
+			}
 			return f
 		})
 }
@@ -683,6 +693,19 @@ func link(facts []fact) {
 	for i, f := range facts {
 		if isRuntime(f) {
 			addLinks(facts, i, unattached)
+		}
+	}
+	// A LoRA adapter depends on the base model it declares, when the
+	// document holds it (any version of that name).
+	models := map[string][]int{}
+	for i, f := range facts {
+		if f.component.Type == cdx.ComponentTypeMachineLearningModel {
+			models[f.component.Name] = append(models[f.component.Name], i)
+		}
+	}
+	for i, f := range facts {
+		for _, b := range f.baseModels {
+			addLinks(facts, i, models[b])
 		}
 	}
 }

@@ -201,6 +201,7 @@ const (
 	propModelSource       = "aibom.model.source"
 	propModelServedName   = "aibom.model.servedName"
 	propModelQuantization = "aibom.model.quantization"
+	propModelBase         = "aibom.model.baseModel"
 	propModelQuantFrom    = "aibom.model.quantization.source"
 	propEvidenceMore      = "aibom.evidence."
 	propMatch             = "aibom.match"

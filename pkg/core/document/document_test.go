@@ -979,3 +979,30 @@ func TestUnversionedClaimJoinsTheOneKnownVersion(t *testing.T) {
 	require.Equal(t, map[string]int{"Qwen/Qwen3-0.6B:": 1, "Qwen/Qwen3-0.6B:c1899de289a04d12100db370d81485cdf75e47ca": 1, "Qwen/Qwen3-0.6B:main": 1},
 		count(flag, rev, other))
 }
+
+// A LoRA adapter depends on the base model it declares when the document
+// holds that model, and says which it is.
+func TestLoRAAdapterDependsOnItsBaseModel(t *testing.T) {
+	in := vllmDeployment()
+	in.Findings.Models = append(in.Findings.Models, adapter.Model{Name: "org/lora", BaseModel: "meta-llama/Llama-3.1-8B-Instruct",
+		Confidence: adapter.Declared, Evidence: ev(adapter.SourceCRDField, "spec.adapters[0].url")})
+	res, d := build(t, in)
+	refs := map[string]string{}
+	for _, c := range d.Components {
+		refs[c.Name] = c.BOMRef
+	}
+	var bom struct {
+		Dependencies []struct {
+			Ref       string   `json:"ref"`
+			DependsOn []string `json:"dependsOn"`
+		} `json:"dependencies"`
+	}
+	require.NoError(t, json.Unmarshal(res.JSON, &bom))
+	found := false
+	for _, dep := range bom.Dependencies {
+		if dep.Ref == refs["org/lora"] {
+			found = slices.Contains(dep.DependsOn, refs["meta-llama/Llama-3.1-8B-Instruct"])
+		}
+	}
+	require.True(t, found, "the adapter must depend on its base model")
+}
