@@ -495,6 +495,9 @@ func (r *Reconciler) namespaceOptedIn(ctx context.Context, name string) (bool, e
 		}
 		return false, fmt.Errorf("get namespace %s: %w", name, err)
 	}
+	if r.Mapper != nil {
+		return r.Mapper.Namespaces.Selects(ns.GetLabels()), nil
+	}
 	return ns.GetLabels()[OptInLabel] == "true", nil
 }
 

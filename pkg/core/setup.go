@@ -3,11 +3,14 @@ package core
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -49,6 +52,10 @@ type Options struct {
 	// ResyncRate paces a re-verification pass, in enqueues per second
 	// (default DefaultResyncRate).
 	ResyncRate float64
+	// WatchProgressDeadline is how long a watch may deliver neither an
+	// event nor a bookmark before it is restarted (default
+	// DefaultWatchProgressDeadline).
+	WatchProgressDeadline time.Duration
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
@@ -67,7 +74,20 @@ func CacheOptions() cache.Options {
 			&v1alpha1.AIBOM{}: {Transform: TransformAIBOM},
 		},
 		ReaderFailOnMissingInformer: true,
+		// Long watches whose progress is checked, as the supervisor's.
+		NewInformer: managerGuard.newInformer(informerName, nil),
 	}
+}
+
+// managerGuard guards the manager cache's watches (namespaces, AIBOMs).
+var managerGuard = &WatchGuard{}
+
+// informerName names an informer by its object's kind.
+func informerName(obj runtime.Object) string {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+		return strings.ToLower(gvk.Kind)
+	}
+	return strings.ToLower(reflect.TypeOf(obj).Elem().Name())
 }
 
 // Setup wires the core into a manager: the supervisor that watches every
@@ -92,6 +112,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Recorder: mgr.GetEventRecorder(ControllerName + "-controller"),
 		Interval: opts.DiscoveryInterval,
 		Log:      logger.WithName("supervisor"),
+
+		WatchProgressDeadline: opts.WatchProgressDeadline,
 	}
 	namespaces := NewNamespaceSet()
 	refs := NewReferenceIndex()
@@ -142,7 +164,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		return nil, nil, fmt.Errorf("core setup: namespace filter: %w", err)
 	}
 	namespaces.synced = reg.HasSynced
-	namespaces.OnChange = func(name string) { sup.Mapper.NamespaceChanged(name, &sup.queue) }
+	namespaces.OnChange = sup.namespaceChanged
+	namespaces.OnDelete = sup.namespaceDeleted
 	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, sup.Mapper.ForAIBOMs())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}
