@@ -72,11 +72,11 @@ type LoadStats struct {
 	OptedInNamespaces int    `json:"optedInNamespaces"`
 	Objects           int    `json:"objects"`
 	// OptedInObjects are the objects in opted-in namespaces.
-	OptedInObjects int `json:"optedInObjects"`
-	PodStatuses   int            `json:"podStatuses"`
-	Roots         int            `json:"roots"`
-	RootsByShape  map[string]int `json:"rootsByShape"`
-	ObjectsByKind map[string]int `json:"objectsByKind"`
+	OptedInObjects int            `json:"optedInObjects"`
+	PodStatuses    int            `json:"podStatuses"`
+	Roots          int            `json:"roots"`
+	RootsByShape   map[string]int `json:"rootsByShape"`
+	ObjectsByKind  map[string]int `json:"objectsByKind"`
 	// Absorbed is the number of tracked workloads absorbed into roots.
 	Absorbed        int     `json:"absorbed"`
 	Writers         int     `json:"writers"`
