@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -222,4 +226,29 @@ func (s *Supervisor) CachedObjects(namespace string) map[string]int {
 		}
 	}
 	return out
+}
+
+// cachedObjectsDesc describes aibom_cached_objects.
+var cachedObjectsDesc = prometheus.NewDesc("aibom_cached_objects",
+	"Objects held in the informer cache of each watched kind: only those of opted-in namespaces (and cluster-scoped referenced kinds).",
+	[]string{"kind"}, nil)
+
+// cacheCollector reports the cache sizes of the running supervisor at
+// scrape time.
+type cacheCollector struct{ sup atomic.Pointer[Supervisor] }
+
+var cachedObjects = &cacheCollector{}
+
+func init() { metrics.Registry.MustRegister(cachedObjects) }
+
+func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) { ch <- cachedObjectsDesc }
+
+func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.sup.Load()
+	if s == nil {
+		return
+	}
+	for kind, n := range s.CachedObjects(metav1.NamespaceAll) {
+		ch <- prometheus.MustNewConstMetric(cachedObjectsDesc, prometheus.GaugeValue, float64(n), kind)
+	}
 }

@@ -349,6 +349,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		return fmt.Errorf("supervisor: %w", err)
 	}
 	s.runCtx.Store(&ctx)
+	cachedObjects.sup.Store(s)
 	// The caches admit the objects of opted-in namespaces only: they start
 	// once the set of opted-in namespaces is known.
 	for !s.Mapper.Namespaces.Synced() {

@@ -55,6 +55,11 @@ type Toggle struct {
 	OptInSeconds     float64        `json:"optInSeconds"`
 	OptInRequests    map[string]int `json:"optInRequests"`
 	LiveHeapAfter    int64          `json:"liveHeapAfterBytes"`
+	// Cached* are the objects in the controller's caches
+	// (aibom_cached_objects, every kind).
+	CachedBefore   int `json:"cachedBefore"`
+	CachedOptedOut int `json:"cachedOptedOut"`
+	CachedAfter    int `json:"cachedAfter"`
 }
 
 // Machine describes where the run happened.
@@ -249,6 +254,7 @@ func (r Report) WriteMarkdown(w io.Writer) {
 		p("| opt-out of %s (%d roots, %d objects): AIBOMs gone after / requests | %.2f s / %d (%s) |", t.Namespace, t.Roots, t.Objects, t.OptOutSeconds, total(t.OptOutRequests), counts(t.OptOutRequests))
 		p("| opt-in again: every AIBOM correct after / requests | %.2f s / %d (%s) |", t.OptInSeconds, total(t.OptInRequests), counts(t.OptInRequests))
 		p("| live heap after a GC: before / opted out / opted in again | %s / %s / %s |", mib(t.LiveHeapBefore), mib(t.LiveHeapOptedOut), mib(t.LiveHeapAfter))
+		p("| objects cached (`aibom_cached_objects`): before / opted out / opted in again | %d / %d / %d |", t.CachedBefore, t.CachedOptedOut, t.CachedAfter)
 	}
 	p("")
 	p("Requests by verb and resource (`aibom_api_requests_total`; a list is a GET of the collection):")

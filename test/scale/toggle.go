@@ -93,6 +93,7 @@ func toggle(ctx context.Context, opts Options, c client.Client, ctl *controllerP
 		return nil, err
 	}
 	t.OptOutRequests = diff(m1.Requests(), m0.Requests())
+	t.CachedBefore, t.CachedOptedOut = int(m0.Sum("aibom_cached_objects", nil)), int(m1.Sum("aibom_cached_objects", nil))
 	if t.LiveHeapOptedOut, err = liveHeap(ctx, ctl); err != nil {
 		return nil, err
 	}
@@ -116,6 +117,7 @@ func toggle(ctx context.Context, opts Options, c client.Client, ctl *controllerP
 		return nil, err
 	}
 	t.OptInRequests = diff(m3.Requests(), m2.Requests())
+	t.CachedAfter = int(m3.Sum("aibom_cached_objects", nil))
 	if t.LiveHeapAfter, err = liveHeap(ctx, ctl); err != nil {
 		return nil, err
 	}
