@@ -1,6 +1,8 @@
 package release
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/internal/manifest"
 	shippedrbac "github.com/aibom-dev/aibom/test/envtest/rbac"
 )
@@ -511,4 +514,39 @@ func TestChartSinkSecretsByName(t *testing.T) {
 	require.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"dtrack-api-key", "hook-token"}, Verbs: []string{"get"}}}, role.Rules)
 	require.Equal(t, "aibom-sink-secrets", binding.RoleRef.Name)
 	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "aibom-controller", Namespace: releaseNamespace}}, binding.Subjects)
+}
+
+// TestChartKnowsEveryAdapter: values.schema.json accepts exactly the
+// adapters the binary has (Go adapters and shipped profiles), and the chart
+// grants each one, enabled alone, read access to every kind it declares.
+func TestChartKnowsEveryAdapter(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json"))
+	require.NoError(t, err)
+	var schema struct {
+		Properties struct {
+			Adapters struct {
+				Items struct {
+					Enum []string `json:"enum"`
+				} `json:"items"`
+			} `json:"adapters"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	require.Equal(t, append([]string{"all"}, intree.Names()...), schema.Properties.Adapters.Items.Enum,
+		"values.schema.json's adapter names must be the binary's (adapters/intree.Names)")
+
+	all := intree.All()
+	for _, name := range intree.Names() {
+		t.Run(name, func(t *testing.T) {
+			granted := map[string]bool{}
+			for _, g := range controllerGrants(t, render(t, "adapters: ["+name+"]")) {
+				if g.verb == "watch" {
+					granted[g.group+"/"+g.resource] = true
+				}
+			}
+			for _, k := range all[name].Kinds() {
+				require.True(t, granted[k.Group+"/"+k.Resource], "adapter %s alone: no list/watch on %s.%s", name, k.Resource, k.Group)
+			}
+		})
+	}
 }
