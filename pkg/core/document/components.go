@@ -89,12 +89,16 @@ func evidence(pieces []piece) (*cdx.Evidence, adapter.Confidence) {
 	ps := slices.Clone(pieces)
 	// One method per place: a weaker claim read from the same field adds
 	// nothing.
+	// Equal ranks (an unknown confidence ranks as unresolved) are ordered
+	// by name, so that the order of the claims never matters.
 	slices.SortFunc(ps, func(a, b piece) int {
 		return cmp.Or(strings.Compare(a.ev.Locator, b.ev.Locator), strings.Compare(string(a.ev.Source), string(b.ev.Source)),
-			-cmp.Compare(a.conf.Rank(), b.conf.Rank()))
+			-cmp.Compare(a.conf.Rank(), b.conf.Rank()), strings.Compare(string(a.conf), string(b.conf)))
 	})
 	ps = slices.CompactFunc(ps, func(a, b piece) bool { return a.ev == b.ev })
-	slices.SortStableFunc(ps, func(a, b piece) int { return -cmp.Compare(a.conf.Rank(), b.conf.Rank()) })
+	slices.SortStableFunc(ps, func(a, b piece) int {
+		return cmp.Or(-cmp.Compare(a.conf.Rank(), b.conf.Rank()), strings.Compare(string(a.conf), string(b.conf)))
+	})
 	best := adapter.Unresolved
 	if len(ps) > 0 {
 		best = ps[0].conf
