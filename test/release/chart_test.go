@@ -474,7 +474,7 @@ func TestChartRejectsBadValues(t *testing.T) {
 	for values, want := range map[string]string{
 		"image: {digest: latest}":         "/image/digest",
 		"replicacount: 3":                 "replicacount",
-		"adapters: [seldon]":              "/adapters/0",
+		"adapters: [notanadapter]":        "/adapters/0",
 		"logging: {format: text}":         "/logging/format",
 		"metrics: {readers: [{name: p}]}": "namespace",
 		"plugins: {paths: [/bin/sh]}":     "/plugins/paths/0",
