@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -391,19 +392,21 @@ func (s *scrape) models(r fieldRule, root node, prefix string) error {
 			}
 			mf.Redactions = append(mf.Redactions, bf.Redactions...)
 		}
-		card := map[*string]path{}
-		for i := range mf.Models {
-			m := &mf.Models[i]
-			card[&m.Task], card[&m.Architecture], card[&m.Quantization] = r.task, r.architecture, r.quantization
-		}
-		for dst, p := range card {
+		// The model card's fields, read once for the node and given to
+		// every model the value named.
+		var card [3]string
+		for i, p := range []path{r.task, r.architecture, r.quantization} {
 			v, err := first(p, n)
 			if err != nil {
 				return err
 			}
-			if v.s != "" && *dst == "" {
-				*dst = podtemplate.RedactInto(strings.TrimSpace(v.s), prefix+v.locator, &mf)
+			if v.s != "" {
+				card[i] = podtemplate.RedactInto(strings.TrimSpace(v.s), prefix+v.locator, &mf)
 			}
+		}
+		for i := range mf.Models {
+			m := &mf.Models[i]
+			m.Task, m.Architecture, m.Quantization = cmp.Or(m.Task, card[0]), cmp.Or(m.Architecture, card[1]), cmp.Or(m.Quantization, card[2])
 		}
 		if version.s != "" {
 			for i := range mf.Models {
