@@ -68,8 +68,10 @@ type Supervisor struct {
 
 	mu    sync.RWMutex
 	kinds map[schema.GroupKind]*kindWatch
-	// wake asks the discovery loop for a pass now (Rediscover).
-	wake chan struct{}
+	// wake asks the discovery loop for a pass now (Rediscover); made once
+	// by initWake, whichever of Rediscover and Start comes first.
+	wake     chan struct{}
+	wakeOnce sync.Once
 	// queue is where informer events go: it drops them until the
 	// controller's queue exists (on the leader), and then receives a replay.
 	queue  standbyQueue
@@ -125,14 +127,8 @@ func (s *Supervisor) Rediscover() {
 	}
 }
 
-var wakeMu sync.Mutex
-
 func (s *Supervisor) initWake() {
-	wakeMu.Lock()
-	defer wakeMu.Unlock()
-	if s.wake == nil {
-		s.wake = make(chan struct{}, 1)
-	}
+	s.wakeOnce.Do(func() { s.wake = make(chan struct{}, 1) })
 }
 
 // Replay enqueues every cached object of the given kinds, as at start: the
