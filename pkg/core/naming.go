@@ -30,6 +30,11 @@ func AIBOMName(gk schema.GroupKind, name string) string {
 // the reconciler deletes the AIBOM under the old name once it writes the
 // new one.
 func LegacyAIBOMName(gk schema.GroupKind, name string) (legacy string, ok bool) {
+	if len(gk.Kind)+1+len(name)+9 <= maxNameLength {
+		// Not shortened: the name is the same in every release (and no
+		// hash is computed on the reconcile path).
+		return "", false
+	}
 	legacy = aibomName(gk, name, 4)
 	return legacy, legacy != AIBOMName(gk, name)
 }
