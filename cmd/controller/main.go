@@ -63,6 +63,7 @@ func run() error {
 		report            string
 		concurrency       int
 		discoveryInterval time.Duration
+		watchDeadline     time.Duration
 		readinessInterval time.Duration
 		resyncInterval    time.Duration
 		showVersion       bool
@@ -86,8 +87,9 @@ func run() error {
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
 	flag.IntVar(&maxDocBytes, "max-document-bytes", 512*1024, "Inline cap of a document (at most 1 MiB); larger documents drop their lowest-value components and say so.")
 	flag.StringVar(&report, "report", "ai", "Which roots get an AIBOM: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\" (every root in an opted-in namespace).")
-	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many workloads are reconciled in parallel.")
-	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves (CRDs installed or removed while running) and probe their watches.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", core.DefaultMaxConcurrentReconciles, "How many workloads are reconciled in parallel. The client has no rate limit of its own: the API server's priority and fairness paces it.")
+	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves and probe the kinds read live, only while something needs polling (CRDs cannot be watched, a discovery failed, a kind may be listed but not watched); otherwise a CRD change triggers discovery and nothing is polled.")
+	flag.DurationVar(&watchDeadline, "watch-progress-deadline", core.DefaultWatchProgressDeadline, "How long a watch may deliver neither an event nor a bookmark (the API server sends one about every minute or two) before it is restarted from its last resource version; a negative value disables the check.")
 	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
 	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
@@ -200,6 +202,7 @@ func run() error {
 		ReportAll:               report == "all",
 		MaxConcurrentReconciles: concurrency,
 		DiscoveryInterval:       discoveryInterval,
+		WatchProgressDeadline:   watchDeadline,
 		ResyncInterval:          resyncInterval,
 	})
 	if err != nil {

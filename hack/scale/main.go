@@ -41,7 +41,9 @@ func run() error {
 		opts scale.Options
 		out  string
 	)
-	flag.IntVar(&opts.Namespaces, "namespaces", 50, "Opted-in namespaces the load is spread over.")
+	flag.IntVar(&opts.Namespaces, "namespaces", 50, "Namespaces the load is spread over.")
+	flag.IntVar(&opts.OptedIn, "opted-in", 0, "How many of the namespaces opt in, the first ones (0: all); the rest of the load must cost the controller nothing.")
+	flag.BoolVar(&opts.Toggle, "toggle", false, "After the quiet period, opt the first namespace out and in again: time until its AIBOMs are gone and back, requests, live heap before and after.")
 	flag.IntVar(&opts.Objects, "objects", 10000, "Objects of the mixed load (chains are added until they reach it).")
 	flag.IntVar(&opts.Deployments, "deployments", 0, "Instead of the mixed load, that many plain vLLM Deployments with a ReplicaSet and one running Pod each (the peer's measurement).")
 	flag.IntVar(&opts.Writers, "writers", 8, "Concurrent writers of the load, the annotation pass and the write replay.")

@@ -381,14 +381,17 @@ func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
 }
 
 // ForAIBOMs returns the handler for AIBOM objects: every AIBOM event maps
-// back to its subject. A create (a lagging cache may have skipped a delete
-// meanwhile), a delete, a re-pointed subject, and a status the controller did
+// back to its subject. A create of an AIBOM this process did not create
+// (a lagging cache may have skipped a delete meanwhile), a delete, a re-pointed subject, and a status the controller did
 // not write (a forged document or input hash) each re-evaluate the subject,
 // whose reconcile repairs or removes the AIBOM. The controller's own status
 // writes coming back are recognised and cost nothing.
 func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Request] {
 	return handler.TypedFuncs[*v1alpha1.AIBOM, Request]{
 		CreateFunc: func(_ context.Context, ev event.TypedCreateEvent[*v1alpha1.AIBOM], q queue) {
+			if m.Written.ownCreate(ev.Object) {
+				return // our own create coming back
+			}
 			m.enqueueSubject(ev.Object, q)
 		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {

@@ -551,6 +551,11 @@ func (r *Reconciler) namespaceOptedIn(ctx context.Context, name string) (bool, e
 		}
 		return false, fmt.Errorf("get namespace %s: %w", name, err)
 	}
+	if r.Mapper != nil {
+		// The namespace filter the caches follow decides, with the
+		// selector in force (an AIBOMConfig may change it).
+		return r.Mapper.Namespaces.Selects(ns.GetLabels()), nil
+	}
 	return r.Settings.Selects(ns.GetLabels()), nil
 }
 

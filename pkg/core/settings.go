@@ -6,11 +6,8 @@ import (
 	"slices"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Settings are what the controller's configuration (an AIBOMConfig) may
@@ -130,17 +127,11 @@ func (c *Reconfigurer) Reconfigure(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// reselect re-evaluates every namespace against the selector in force: the
-// namespace filter announces those whose membership changed.
-func (c *Reconfigurer) reselect(ctx context.Context) error {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
-	if err := c.sup.Mapper.Reader.List(ctx, &list); err != nil {
-		return fmt.Errorf("reconfigure: list namespaces: %w", err)
-	}
-	for i := range list.Items {
-		c.sup.Mapper.Namespaces.set(client.Object(&list.Items[i]))
-	}
+// reselect hands the selector in force to the namespace filter the caches
+// follow: namespaces that enter it are admitted and reported as at a cold
+// start, those that leave it lose their cached objects and their AIBOMs.
+func (c *Reconfigurer) reselect(context.Context) error {
+	c.sup.SetNamespaceSelector(c.r.Settings.NamespaceSelector())
 	return nil
 }
 
@@ -160,6 +151,9 @@ func (c *Reconfigurer) Initialize(cfg Config) error {
 	s.mu.Lock()
 	s.selector, s.maxBytes, s.adapters = cfg.NamespaceSelector, cfg.MaxDocumentBytes, slices.Clone(cfg.Adapters)
 	s.mu.Unlock()
+	if c.sup != nil {
+		c.sup.Mapper.Namespaces.SetSelector(cfg.NamespaceSelector)
+	}
 	return nil
 }
 

@@ -3,11 +3,14 @@ package core
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -34,7 +37,8 @@ type Options struct {
 	// ReportAll gives every root an AIBOM; by default a root with no AI
 	// signal gets none (Reconciler.ReportAll).
 	ReportAll bool
-	// MaxConcurrentReconciles bounds parallel reconciles (default 4).
+	// MaxConcurrentReconciles bounds parallel reconciles (default
+	// DefaultMaxConcurrentReconciles).
 	MaxConcurrentReconciles int
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
@@ -52,10 +56,22 @@ type Options struct {
 	// Sinks receives the documents written and the AIBOMs deleted (pkg/sink
 	// through the configuration); nil: none.
 	Sinks DocumentSinks
+	// WatchProgressDeadline is how long a watch may deliver neither an
+	// event nor a bookmark before it is restarted (default
+	// DefaultWatchProgressDeadline).
+	WatchProgressDeadline time.Duration
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
 }
+
+// DefaultMaxConcurrentReconciles is the default number of parallel
+// reconciles: as many as the API server's own write time is measured with
+// (8 writers), chosen by measurement at 1,000 roots (docs/performance.md,
+// "Writes at the API server's pace"): 4 left the API server idle between
+// writes, 16 doubled its p50 write latency and slowed convergence on 2
+// cores.
+const DefaultMaxConcurrentReconciles = 8
 
 // CacheOptions are the informer-cache settings the core relies on: managed
 // fields (and, on namespaces, the last-applied-configuration annotation) are
@@ -70,7 +86,20 @@ func CacheOptions() cache.Options {
 			&v1alpha1.AIBOM{}: {Transform: TransformAIBOM},
 		},
 		ReaderFailOnMissingInformer: true,
+		// Long watches whose progress is checked, as the supervisor's.
+		NewInformer: managerGuard.newInformer(informerName, nil),
 	}
+}
+
+// managerGuard guards the manager cache's watches (namespaces, AIBOMs).
+var managerGuard = &WatchGuard{}
+
+// informerName names an informer by its object's kind.
+func informerName(obj runtime.Object) string {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+		return strings.ToLower(gvk.Kind)
+	}
+	return strings.ToLower(reflect.TypeOf(obj).Elem().Name())
 }
 
 // Setup wires the core into a manager: the supervisor that watches every
@@ -81,7 +110,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		return nil, nil, fmt.Errorf("core setup: no registry")
 	}
 	if opts.MaxConcurrentReconciles <= 0 {
-		opts.MaxConcurrentReconciles = 4
+		opts.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
 	config := opts.SupervisorConfig
 	if config == nil {
@@ -95,10 +124,11 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		Recorder: mgr.GetEventRecorder(ControllerName + "-controller"),
 		Interval: opts.DiscoveryInterval,
 		Log:      logger.WithName("supervisor"),
+
+		WatchProgressDeadline: opts.WatchProgressDeadline,
 	}
 	settings := NewSettings(opts.MaxDocumentBytes)
 	namespaces := NewNamespaceSet()
-	namespaces.Settings = settings
 	refs := NewReferenceIndex()
 	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache(), References: refs}
 	r := &Reconciler{
@@ -149,7 +179,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		return nil, nil, fmt.Errorf("core setup: namespace filter: %w", err)
 	}
 	namespaces.synced = reg.HasSynced
-	namespaces.OnChange = func(name string) { sup.Mapper.NamespaceChanged(name, &sup.queue) }
+	namespaces.OnChange = sup.namespaceChanged
+	namespaces.OnDelete = sup.namespaceDeleted
 	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, sup.Mapper.ForAIBOMs())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}

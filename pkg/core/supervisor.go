@@ -60,9 +60,17 @@ type Supervisor struct {
 	Mapper EventMapper
 	// Recorder emits one Event per health transition; may be nil.
 	Recorder events.EventRecorder
-	// Interval is how often presence is re-discovered and healthy watches
-	// probed (default 30s).
+	// Interval is how often presence is re-discovered and the kinds read
+	// live probed while something needs polling: CustomResourceDefinitions
+	// cannot be watched, the last discovery failed, or a kind is on the
+	// live-read fallback (default 30s). Otherwise nothing is polled:
+	// discovery runs when a registered kind's CRD changes, and a watch that
+	// stops silently is caught by its progress deadline (watchguard.go).
 	Interval time.Duration
+	// WatchProgressDeadline is how long a kind's watch may deliver neither
+	// an event nor a bookmark before it is restarted (default
+	// DefaultWatchProgressDeadline; negative: never).
+	WatchProgressDeadline time.Duration
 	// Log receives one line per transition.
 	Log logr.Logger
 
@@ -90,6 +98,15 @@ type Supervisor struct {
 	meta       metadata.Interface
 	authz      authorizationv1client.AuthorizationV1Interface
 	httpClient *http.Client
+
+	guard *WatchGuard
+	// runCtx is Start's context, once started.
+	runCtx atomic.Pointer[context.Context]
+	// crds follows the CustomResourceDefinitions of registered kinds
+	// (crds.go); discovery runs when one changes.
+	crds crdWatch
+	// discoveryFailed: the last discovery pass failed for some kind.
+	discoveryFailed atomic.Bool
 }
 
 // kindWatch is one kind's informer cache and health, or, for a kind on the
@@ -108,6 +125,16 @@ type kindWatch struct {
 	syncing atomic.Bool
 	// fromCRD: the kind is served by a CustomResourceDefinition.
 	fromCRD atomic.Bool
+	// informer and lw are the kind's informer and its guarded list-watch
+	// (nil on the fallback).
+	informer toolscache.SharedIndexInformer
+	lw       *guardedListWatch
+	// listing counts the full lists in flight (a relist replaces the
+	// store); lists counts the ones that ended.
+	listing atomic.Int32
+	lists   atomic.Int64
+	// inOutage mirrors outage for the per-event progress hook.
+	inOutage atomic.Bool
 
 	mu      sync.Mutex
 	lastErr error // the latest list, watch or probe error
@@ -155,6 +182,10 @@ func (s *Supervisor) init() {
 		if s.Interval <= 0 {
 			s.Interval = 30 * time.Second
 		}
+		s.guard = &WatchGuard{Deadline: s.WatchProgressDeadline, OnStall: func(name string) {
+			s.Log.Info("watch delivered neither an event nor a bookmark within the progress deadline; restarting it from its last resource version", "resource", name, "deadline", s.guard.deadline())
+		}}
+		s.crds.trigger = make(chan struct{}, 1)
 	})
 }
 
@@ -353,21 +384,63 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.authz, err = authorizationv1client.NewForConfigAndClient(s.Config, s.httpClient); err != nil {
 		return fmt.Errorf("supervisor: %w", err)
 	}
-	ticker := time.NewTicker(s.Interval)
-	defer ticker.Stop()
 	s.initWake()
+	s.runCtx.Store(&ctx)
+	cachedObjects.sup.Store(s)
+	// The caches admit the objects of opted-in namespaces only: they start
+	// once the set of opted-in namespaces is known.
+	for !s.Mapper.Namespaces.Synced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	s.watchCRDs(ctx)
+	followUps := 0
 	for {
 		s.discover(ctx)
 		s.passed.Store(true)
+		var wait <-chan time.Time
+		switch {
+		case followUps > 0:
+			// A CRD just changed: the API server's discovery may lag
+			// behind it by a moment.
+			wait = time.After(min(s.Interval, time.Duration(3-followUps)*2*time.Second+time.Second))
+			followUps--
+		case s.needsPolling():
+			wait = time.After(s.Interval)
+		}
 		select {
 		case <-ctx.Done():
 			s.stopAll()
 			return nil
+		case <-s.crds.trigger:
+			followUps = 2
 		case <-s.wake:
-		case <-ticker.C:
+			// The registry changed (a declarative adapter came or went).
+			continue
+		case <-wait:
 			s.probe(ctx)
 		}
 	}
+}
+
+// needsPolling reports whether anything needs a periodic pass: a kind on
+// the live-read fallback (it has no watch), a discovery that failed, or
+// CustomResourceDefinitions that cannot be watched.
+func (s *Supervisor) needsPolling() bool {
+	if s.discoveryFailed.Load() || !s.crds.healthy() {
+		return true
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, kw := range s.kinds {
+		if kw.fallback {
+			return true
+		}
+	}
+	return false
 }
 
 // NeedLeaderElection is false: every replica discovers kinds and keeps their
@@ -394,11 +467,14 @@ func (s *Supervisor) discover(ctx context.Context) {
 		s.stop(gk)
 	}
 	served := &ServedVersions{Discovery: s.discovery}
+	failed := false
+	defer func() { s.discoveryFailed.Store(failed) }()
 	for _, e := range s.Registry.AllEntries() {
 		version, ok, err := served.Preferred(e)
 		if err != nil {
 			// Neither start nor stop on a failed discovery: next pass.
 			s.Log.V(1).Info("discovery failed; trying again next pass", "kind", e.Kind.String(), "error", err.Error())
+			failed = true
 			continue
 		}
 		s.mu.RLock()
@@ -466,6 +542,25 @@ func (s *Supervisor) discover(ctx context.Context) {
 
 func (s *Supervisor) start(ctx context.Context, e Entry) error {
 	kw := &kindWatch{entry: e}
+	hooks := watchHooks{
+		progress: func() {
+			if kw.inOutage.Load() && kw.synced.Load() {
+				s.healthy(kw)
+			}
+		},
+		listing: func(on bool) {
+			if on {
+				kw.listing.Add(1)
+				return
+			}
+			kw.listing.Add(-1)
+			kw.lists.Add(1)
+		},
+		stalled: func() { go s.watchStalled(ctx, kw) },
+	}
+	if !e.ClusterScoped && s.Mapper.Namespaces != nil {
+		hooks.admit = s.Mapper.Namespaces.Admitted
+	}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	scope := meta.RESTScopeNamespace
 	if e.ClusterScoped { // referenced kinds only
@@ -485,6 +580,11 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 			s.unhealthy(kw, err)
 			toolscache.DefaultWatchErrorHandler(ctx, r, err)
 		},
+		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+			kw.lw = s.guard.listerWatcher(e.Resource, lw, hooks).(*guardedListWatch)
+			kw.informer = toolscache.NewSharedIndexInformerWithOptions(kw.lw, obj, toolscache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: indexers})
+			return kw.informer
+		},
 	})
 	if err != nil {
 		return err
@@ -499,6 +599,12 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 	if err != nil {
 		cancel()
 		return err
+	}
+	if hooks.admit != nil {
+		if _, err := inf.AddEventHandler(s.admissionHandler(kw)); err != nil {
+			cancel()
+			return err
+		}
 	}
 	if _, err := inf.AddEventHandler(s.Mapper.InformerHandler(kctx, e, &s.queue)); err != nil {
 		cancel()
@@ -572,14 +678,18 @@ func (s *Supervisor) stopAll() {
 	}
 }
 
-// probe lists one object of every watched kind: a watch that stopped
-// delivering (a conversion webhook that broke after the initial list) shows
-// up here, and so does its recovery.
+// probe lists one object of every kind on the live-read fallback: it has
+// no watch whose events or errors would show its health. A watched kind's
+// health comes from its watch: an error marks it unhealthy, the next event
+// or bookmark healthy again, and a watch silent past its progress deadline
+// is restarted (watchguard.go).
 func (s *Supervisor) probe(ctx context.Context) {
 	s.mu.RLock()
 	kinds := make([]*kindWatch, 0, len(s.kinds))
 	for _, kw := range s.kinds {
-		kinds = append(kinds, kw)
+		if kw.fallback {
+			kinds = append(kinds, kw)
+		}
 	}
 	s.mu.RUnlock()
 	for _, kw := range kinds {
@@ -615,12 +725,35 @@ func (s *Supervisor) probeKind(ctx context.Context, kw *kindWatch) {
 	}
 }
 
+// errWatchStalled is a kind's health while its watch delivers nothing.
+var errWatchStalled = errors.New("watch delivered neither an event nor a bookmark within its progress deadline")
+
+// watchStalled marks a kind whose watch went silent unhealthy, with the
+// reason a one-object list gives when it fails (a conversion webhook down,
+// a permission revoked): one request, only when a watch stalled. The
+// kind's next event or bookmark marks it healthy again.
+func (s *Supervisor) watchStalled(ctx context.Context, kw *kindWatch) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := s.meta.Resource(kw.entry.GroupVersionResourceServed()).List(pctx, metav1.ListOptions{Limit: 1})
+	if err == nil {
+		err = errWatchStalled
+	}
+	s.mu.RLock()
+	current := s.kinds[kw.entry.GroupKind()] == kw
+	s.mu.RUnlock()
+	if ctx.Err() == nil && current {
+		s.unhealthy(kw, err)
+	}
+}
+
 func (s *Supervisor) unhealthy(kw *kindWatch, err error) {
 	watchErrors.WithLabelValues(kw.entry.Kind.String()).Inc()
 	setHealth(kw.entry, false)
 	kw.mu.Lock()
 	first := !kw.outage
 	kw.outage, kw.healthy, kw.lastErr = true, false, err
+	kw.inOutage.Store(true)
 	kw.mu.Unlock()
 	if !first {
 		return
@@ -634,6 +767,7 @@ func (s *Supervisor) healthy(kw *kindWatch) {
 	kw.mu.Lock()
 	recovered := kw.outage
 	kw.outage, kw.healthy = false, true
+	kw.inOutage.Store(false)
 	kw.mu.Unlock()
 	if recovered {
 		s.Log.Info("watch recovered", "kind", kw.entry.Kind.String())
@@ -734,6 +868,10 @@ func (s *Supervisor) InNamespace(ctx context.Context, e Entry, namespace string)
 // crdBacked records whether a kind is served by a CustomResourceDefinition
 // (one read when its watch starts).
 func (s *Supervisor) crdBacked(ctx context.Context, kw *kindWatch) {
+	if crd, known := s.crds.get(kw.entry); known {
+		kw.fromCRD.Store(crd != nil)
+		return
+	}
 	_, err := s.meta.Resource(crdResource).Get(ctx, kw.entry.Resource+"."+kw.entry.Group, metav1.GetOptions{})
 	kw.fromCRD.Store(err == nil)
 }
@@ -754,6 +892,9 @@ func (s *Supervisor) Removing(ctx context.Context, e Entry) bool {
 	}
 	if !kw.fromCRD.Load() {
 		return false
+	}
+	if crd, known := s.crds.get(e); known {
+		return crd == nil || crd.GetDeletionTimestamp() != nil
 	}
 	crd, err := s.meta.Resource(crdResource).Get(ctx, e.Resource+"."+e.Group, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

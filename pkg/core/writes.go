@@ -86,6 +86,18 @@ func (l *writeLog) ownStatus(a *v1alpha1.AIBOM) bool {
 	return ok && (rec.matches(a) || rec.lagging(a))
 }
 
+// ownCreate reports whether an AIBOM delivered by a create event is the one
+// this process created, carrying no status yet or the status we last wrote
+// (the echo of our own create, or a relist): its subject needs no reconcile.
+func (l *writeLog) ownCreate(a *v1alpha1.AIBOM) bool {
+	rec, ok := l.load(client.ObjectKeyFromObject(a))
+	if !ok || rec.uid == "" || rec.uid != a.UID {
+		return false
+	}
+	empty := a.Status.InputHash == "" && a.Status.DocumentSHA256 == "" && len(a.Status.Conditions) == 0
+	return empty || rec.matches(a) || rec.lagging(a)
+}
+
 // forgedPrefix marks, in the cached copy of an AIBOM, a documentSHA256 that
 // does not match the stored document (see observeDocument).
 const forgedPrefix = "stored-document-hashes-to:"

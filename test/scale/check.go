@@ -83,6 +83,7 @@ type tracker struct {
 	uids    map[key]types.UID // root UID by AIBOM key
 	reasons map[key]string    // expected AIBOMs that are missing or wrong
 	extra   map[key]bool      // AIBOMs of no root
+	present map[key]bool      // AIBOMs that exist
 	start   time.Time
 	doneAt  time.Duration
 	done    chan struct{}
@@ -90,7 +91,7 @@ type tracker struct {
 }
 
 func newTracker(load Load, uids map[key]types.UID) *tracker {
-	t := &tracker{roots: map[key]Root{}, uids: uids, reasons: map[key]string{}, extra: map[key]bool{}, done: make(chan struct{})}
+	t := &tracker{roots: map[key]Root{}, uids: uids, reasons: map[key]string{}, extra: map[key]bool{}, present: map[key]bool{}, done: make(chan struct{})}
 	for _, c := range load.Chains {
 		k := key{c.Namespace, c.Root.AIBOMName()}
 		t.roots[k] = c.Root
@@ -109,6 +110,7 @@ func (t *tracker) observe(a *v1alpha1.AIBOM) {
 	k := key{a.Namespace, a.Name}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.present[k] = true
 	root, ok := t.roots[k]
 	if !ok {
 		t.extra[k] = true
@@ -126,12 +128,37 @@ func (t *tracker) forget(a *v1alpha1.AIBOM) {
 	k := key{a.Namespace, a.Name}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	delete(t.present, k)
 	if _, ok := t.roots[k]; ok {
 		t.reasons[k] = "deleted"
 	} else {
 		delete(t.extra, k)
 	}
 	t.check()
+}
+
+// expect adds the chains of a namespace to the expectation (on), or
+// removes them (an AIBOM of theirs is then extra).
+func (t *tracker) expect(load Load, ns string, on bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range load.Chains {
+		if c.Namespace != ns {
+			continue
+		}
+		k := key{ns, c.Root.AIBOMName()}
+		if on {
+			t.roots[k] = c.Root
+			t.reasons[k] = "missing"
+			delete(t.extra, k)
+			continue
+		}
+		delete(t.roots, k)
+		delete(t.reasons, k)
+		if t.present[k] {
+			t.extra[k] = true
+		}
+	}
 }
 
 func (t *tracker) check() {

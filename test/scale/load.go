@@ -101,6 +101,22 @@ type Load struct {
 	Chains     []Chain
 }
 
+// In returns the part of the load in the given namespaces.
+func (l Load) In(namespaces map[string]bool) Load {
+	var out Load
+	for _, ns := range l.Namespaces {
+		if namespaces[ns] {
+			out.Namespaces = append(out.Namespaces, ns)
+		}
+	}
+	for _, c := range l.Chains {
+		if namespaces[c.Namespace] {
+			out.Chains = append(out.Chains, c)
+		}
+	}
+	return out
+}
+
 // Objects counts the objects of the load (namespaces excluded).
 func (l Load) Objects() int {
 	n := 0

@@ -21,6 +21,45 @@ type Report struct {
 	// the steady state.
 	CorrectAtEnd bool    `json:"correctAtEnd"`
 	Replay       *Replay `json:"replay,omitempty"`
+	Toggle       *Toggle `json:"toggle,omitempty"`
+}
+
+// APIServerLatency is the API server's own view of the AIBOM writes in a
+// phase: apiserver_request_duration_seconds of POST and PATCH on aiboms,
+// interpolated inside its buckets, and the requests priority and fairness
+// rejected (apiserver_flowcontrol_rejected_requests_total, every flow).
+type APIServerLatency struct {
+	Writes   int     `json:"writes"`
+	P50      float64 `json:"p50Seconds"`
+	P99      float64 `json:"p99Seconds"`
+	Rejected int     `json:"rejected"`
+}
+
+func (l *APIServerLatency) String() string {
+	if l == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%d writes, p50 %.1f ms, p99 %.1f ms, %d rejected by priority and fairness", l.Writes, l.P50*1000, l.P99*1000, l.Rejected)
+}
+
+// Toggle is one namespace opted out, then in again.
+type Toggle struct {
+	Namespace string `json:"namespace"`
+	Roots     int    `json:"roots"`
+	Objects   int    `json:"objects"`
+	// LiveHeap* are go_memstats_heap_alloc_bytes right after a forced GC.
+	LiveHeapBefore   int64          `json:"liveHeapBeforeBytes"`
+	OptOutSeconds    float64        `json:"optOutSeconds"`
+	OptOutRequests   map[string]int `json:"optOutRequests"`
+	LiveHeapOptedOut int64          `json:"liveHeapOptedOutBytes"`
+	OptInSeconds     float64        `json:"optInSeconds"`
+	OptInRequests    map[string]int `json:"optInRequests"`
+	LiveHeapAfter    int64          `json:"liveHeapAfterBytes"`
+	// Cached* are the objects in the controller's caches
+	// (aibom_cached_objects, every kind).
+	CachedBefore   int `json:"cachedBefore"`
+	CachedOptedOut int `json:"cachedOptedOut"`
+	CachedAfter    int `json:"cachedAfter"`
 }
 
 // Machine describes where the run happened.
@@ -33,13 +72,16 @@ type Machine struct {
 
 // LoadStats describes the load and how long the API server took to take it.
 type LoadStats struct {
-	Mode          string         `json:"mode"`
-	Namespaces    int            `json:"namespaces"`
-	Objects       int            `json:"objects"`
-	PodStatuses   int            `json:"podStatuses"`
-	Roots         int            `json:"roots"`
-	RootsByShape  map[string]int `json:"rootsByShape"`
-	ObjectsByKind map[string]int `json:"objectsByKind"`
+	Mode              string `json:"mode"`
+	Namespaces        int    `json:"namespaces"`
+	OptedInNamespaces int    `json:"optedInNamespaces"`
+	Objects           int    `json:"objects"`
+	// OptedInObjects are the objects in opted-in namespaces.
+	OptedInObjects int            `json:"optedInObjects"`
+	PodStatuses    int            `json:"podStatuses"`
+	Roots          int            `json:"roots"`
+	RootsByShape   map[string]int `json:"rootsByShape"`
+	ObjectsByKind  map[string]int `json:"objectsByKind"`
 	// Absorbed is the number of tracked workloads absorbed into roots.
 	Absorbed        int     `json:"absorbed"`
 	Writers         int     `json:"writers"`
@@ -72,6 +114,11 @@ type ColdStart struct {
 	Reconciles int            `json:"reconciles"`
 	Outcomes   map[string]int `json:"outcomes"`
 	Latency    Latency        `json:"latency"`
+	// Watches counts the watches opened.
+	Watches int `json:"watches"`
+	// APIServer is the API server's latency for the AIBOM writes until
+	// every AIBOM was correct.
+	APIServer *APIServerLatency `json:"apiServer,omitempty"`
 }
 
 func (c *ColdStart) summarise(roots int) {
@@ -137,18 +184,23 @@ type Replay struct {
 	Writers         int     `json:"writers"`
 	Seconds         float64 `json:"seconds"`
 	WritesPerSecond float64 `json:"writesPerSecond"`
+	// APIServer is the API server's latency for the replayed writes.
+	APIServer *APIServerLatency `json:"apiServer,omitempty"`
 }
 
-func (r *Report) fillLoad(l Load, opts Options) {
+// fillLoad describes the whole load and, in it, what opted in (expected).
+func (r *Report) fillLoad(l, expected Load, opts Options) {
 	r.Load.Namespaces = len(l.Namespaces)
+	r.Load.OptedInNamespaces = len(expected.Namespaces)
 	r.Load.Objects = l.Objects()
+	r.Load.OptedInObjects = expected.Objects()
 	r.Load.PodStatuses = l.Statuses()
-	r.Load.Roots = len(l.Chains)
-	r.Load.RootsByShape = l.RootsByShape()
+	r.Load.Roots = len(expected.Chains)
+	r.Load.RootsByShape = expected.RootsByShape()
 	r.Load.ObjectsByKind = l.ObjectsByKind()
 	r.Load.Writers = opts.Writers
 	r.Memory.GoMemLimit, r.Memory.GoGC = opts.GoMemLimit, opts.GoGC
-	for _, c := range l.Chains {
+	for _, c := range expected.Chains {
 		r.Load.Absorbed += len(c.Root.Absorbed)
 	}
 }
@@ -162,8 +214,8 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("")
 	p("| load | value |")
 	p("|---|---|")
-	p("| namespaces (opted in) | %d |", r.Load.Namespaces)
-	p("| objects | %d (%s) |", r.Load.Objects, counts(r.Load.ObjectsByKind))
+	p("| namespaces / opted in | %d / %d |", r.Load.Namespaces, r.Load.OptedInNamespaces)
+	p("| objects / in opted-in namespaces | %d / %d (%s) |", r.Load.Objects, r.Load.OptedInObjects, counts(r.Load.ObjectsByKind))
 	p("| pod statuses | %d |", r.Load.PodStatuses)
 	p("| roots (expected AIBOMs) | %d (%s) |", r.Load.Roots, counts(r.Load.RootsByShape))
 	p("| tracked workloads absorbed | %d |", r.Load.Absorbed)
@@ -177,7 +229,10 @@ func (r Report) WriteMarkdown(w io.Writer) {
 		p("| API server's own time for the controller's %d cold-start writes (replayed, %d writers) | %.2f s (%.0f writes/s); convergence / replay = %.1f× |",
 			r.Replay.Writes, r.Replay.Writers, r.Replay.Seconds, r.Replay.WritesPerSecond, r.ColdStart.ConvergedSeconds/r.Replay.Seconds)
 	}
-	p("| cold-start requests | %d (%.2f per root) |", r.ColdStart.Total, r.ColdStart.RequestsPerRoot)
+	if r.Replay != nil {
+		p("| API server latency of the AIBOM writes: controller's cold start / replay | %s / %s |", r.ColdStart.APIServer, r.Replay.APIServer)
+	}
+	p("| cold-start requests | %d (%.2f per root), of which %d watches |", r.ColdStart.Total, r.ColdStart.RequestsPerRoot, r.ColdStart.Watches)
 	p("| cold-start writes | %d (%.2f per root) |", r.ColdStart.Writes, r.ColdStart.WritesPerRoot)
 	p("| cold-start AIBOMs written, then deleted as absorbed | %d |", r.ColdStart.Transient)
 	p("| cold-start reconciles | %d (%s) |", r.ColdStart.Reconciles, counts(r.ColdStart.Outcomes))
@@ -195,6 +250,12 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("| Go heap in use, settled after the cold start / at the end | %s / %s |", mib(r.Memory.HeapInuseSettled), mib(r.Memory.HeapInuseAtEnd))
 	p("| controller's GOMEMLIMIT / GOGC | %s / %s |", orDefault(r.Memory.GoMemLimit, "none"), orDefault(r.Memory.GoGC, "100"))
 	p("| AIBOM set still exact at the end | %v |", r.CorrectAtEnd)
+	if t := r.Toggle; t != nil {
+		p("| opt-out of %s (%d roots, %d objects): AIBOMs gone after / requests | %.2f s / %d (%s) |", t.Namespace, t.Roots, t.Objects, t.OptOutSeconds, total(t.OptOutRequests), counts(t.OptOutRequests))
+		p("| opt-in again: every AIBOM correct after / requests | %.2f s / %d (%s) |", t.OptInSeconds, total(t.OptInRequests), counts(t.OptInRequests))
+		p("| live heap after a GC: before / opted out / opted in again | %s / %s / %s |", mib(t.LiveHeapBefore), mib(t.LiveHeapOptedOut), mib(t.LiveHeapAfter))
+		p("| objects cached (`aibom_cached_objects`): before / opted out / opted in again | %d / %d / %d |", t.CachedBefore, t.CachedOptedOut, t.CachedAfter)
+	}
 	p("")
 	p("Requests by verb and resource (`aibom_api_requests_total`; a list is a GET of the collection):")
 	p("")

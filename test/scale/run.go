@@ -51,8 +51,16 @@ import (
 type Options struct {
 	// Controller is the path of the aibom-controller binary. Required.
 	Controller string
-	// Namespaces is the number of opted-in namespaces (default 50).
+	// Namespaces is the number of namespaces (default 50).
 	Namespaces int
+	// OptedIn is how many of them opt in, the first ones (default: all).
+	// The others hold their share of the load, which must cost the
+	// controller nothing.
+	OptedIn int
+	// Toggle, after the quiet period, opts the first namespace out and
+	// in again and measures both: time until its AIBOMs are gone and back,
+	// requests, and the controller's live heap before and after.
+	Toggle bool
 	// Objects is the size of the mixed load: chains are added until the
 	// objects reach it (default 10,000).
 	Objects int
@@ -109,6 +117,9 @@ func (o *Options) defaults() error {
 	if o.Namespaces <= 0 {
 		o.Namespaces = 50
 	}
+	if o.OptedIn <= 0 || o.OptedIn > o.Namespaces {
+		o.OptedIn = o.Namespaces
+	}
 	if o.Objects <= 0 {
 		o.Objects = 10000
 	}
@@ -157,9 +168,15 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 		load = PlanMixed(opts.Namespaces, opts.Objects)
 		rep.Load.Mode = "mixed"
 	}
-	rep.fillLoad(load, opts)
+	optedIn := map[string]bool{}
+	for _, ns := range load.Namespaces[:min(opts.OptedIn, len(load.Namespaces))] {
+		optedIn[ns] = true
+	}
+	expected := load.In(optedIn)
+	rep.fillLoad(load, expected, opts)
 	rep.Machine = machine()
-	logf("%s load: %d namespaces, %d objects, %d pod statuses, %d roots", rep.Load.Mode, len(load.Namespaces), rep.Load.Objects, rep.Load.PodStatuses, rep.Load.Roots)
+	logf("%s load: %d namespaces (%d opted in), %d objects (%d opted in), %d pod statuses, %d roots (%d opted in)", rep.Load.Mode, len(load.Namespaces), len(optedIn),
+		rep.Load.Objects, rep.Load.OptedInObjects, rep.Load.PodStatuses, len(load.Chains), rep.Load.Roots)
 
 	if opts.WorkDir == "" {
 		if opts.WorkDir, err = os.MkdirTemp("", "aibom-scale-"); err != nil {
@@ -193,7 +210,10 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	// Load, before the controller starts: every pod already has its digest,
 	// so a root costs exactly its create and its status.
 	for _, ns := range load.Namespaces {
-		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if optedIn[ns] {
+			n.Labels = map[string]string{core.OptInLabel: "true"}
+		}
 		if err := c.Create(ctx, n); err != nil {
 			return rep, fmt.Errorf("create namespace %s: %w", ns, err)
 		}
@@ -210,13 +230,18 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	logf("loaded %d writes in %.1fs (%.0f writes/s)", writes, rep.Load.Seconds, rep.Load.WritesPerSecond)
 
 	// Watch the AIBOMs from the start.
-	track := newTracker(load, uids)
+	track := newTracker(expected, uids)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if err := watchAIBOMs(watchCtx, cfg, scheme, track); err != nil {
 		return rep, err
 	}
 
+	api := apiServerMetrics(cfg)
+	apiBefore, err := api(ctx)
+	if err != nil {
+		return rep, err
+	}
 	ctl, err := startController(opts, env.KubeConfig)
 	if err != nil {
 		return rep, err
@@ -232,6 +257,9 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 	rep.ColdStart.ReadySeconds = ctl.readySeconds()
 	rep.ColdStart.ConvergedSeconds = track.doneAt.Seconds()
+	if apiAfter, err := api(ctx); err == nil {
+		rep.ColdStart.APIServer = apiLatency(apiAfter, apiBefore)
+	}
 	if _, rss, err := ProcStatus(ctl.cmd.Process.Pid); err == nil {
 		rep.Memory.RSSAtConvergence = rss
 	}
@@ -245,6 +273,12 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.ColdStart.Latency = latency(cold.Histogram(reconcileTime, controllerLabel))
 	rep.ColdStart.Outcomes = outcomes(cold, nil)
 	rep.ColdStart.summarise(rep.Load.Roots)
+	rep.ColdStart.Watches = rep.ColdStart.Requests["WATCH"]
+	for k, v := range rep.ColdStart.Requests {
+		if strings.HasPrefix(k, "WATCH ") {
+			rep.ColdStart.Watches += v
+		}
+	}
 	rep.Memory.HeapInuseSettled = int64(cold.Sum("go_memstats_heap_inuse_bytes", nil))
 	if opts.HeapProfile != "" {
 		if err := saveHeapProfile(ctx, ctl.pprofURL, opts.HeapProfile); err != nil {
@@ -254,14 +288,14 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 
 	// Steady state: an annotation no adapter reads on every root.
-	logf("steady state: annotating %d roots", len(load.Chains))
+	logf("steady state: annotating %d roots", len(expected.Chains))
 	start = time.Now()
-	if err := annotateRoots(ctx, c, load, opts.Writers); err != nil {
+	if err := annotateRoots(ctx, c, expected, opts.Writers); err != nil {
 		return rep, err
 	}
-	rep.Steady.Annotated = len(load.Chains)
+	rep.Steady.Annotated = len(expected.Chains)
 	rep.Steady.AnnotateSeconds = time.Since(start).Seconds()
-	steady, err := waitReconciles(ctx, opts, ctl, cold, len(load.Chains))
+	steady, err := waitReconciles(ctx, opts, ctl, cold, len(expected.Chains))
 	if err != nil {
 		return rep, fmt.Errorf("steady state: %w", err)
 	}
@@ -288,6 +322,12 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Quiet.ResyncEnqueued = int(quiet.Sum("aibom_resync_enqueued_total", nil) - steady.Sum("aibom_resync_enqueued_total", nil))
 	rep.Memory.HeapInuseAtEnd = int64(quiet.Sum("go_memstats_heap_inuse_bytes", nil))
 
+	if opts.Toggle {
+		if rep.Toggle, err = toggle(ctx, opts, c, ctl, track, load, logf); err != nil {
+			return rep, fmt.Errorf("opt-out and opt-in: %w", err)
+		}
+	}
+
 	ok, wrong, extra, reasons := track.state(5)
 	rep.CorrectAtEnd = ok
 	if hwm, rss, err := ProcStatus(ctl.cmd.Process.Pid); err == nil {
@@ -303,8 +343,15 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 
 	if opts.Replay {
 		logf("replaying the controller's writes with %d writers", opts.Writers)
+		before, err := api(ctx)
+		if err != nil {
+			return rep, err
+		}
 		if rep.Replay, err = replay(ctx, c, opts.Writers); err != nil {
 			return rep, err
+		}
+		if after, err := api(ctx); err == nil {
+			rep.Replay.APIServer = apiLatency(after, before)
 		}
 	}
 	return rep, nil
@@ -521,7 +568,7 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 		args = append(args, "--resync-interval="+opts.ResyncInterval.String())
 	}
 	var pprofURL string
-	if opts.HeapProfile != "" {
+	if opts.HeapProfile != "" || opts.Toggle {
 		pprofAddr, err := freeAddr()
 		if err != nil {
 			return nil, err

@@ -188,6 +188,8 @@ type ControllerOptions struct {
 	// ResyncInterval of the periodic re-verification; default one hour (as
 	// DiscoveryInterval). Controller.Supervisor.Resync runs a pass at once.
 	ResyncInterval time.Duration
+	// WatchProgressDeadline of the supervisor (0: the default).
+	WatchProgressDeadline time.Duration
 	// Lag, when set, delays the controller's watch events and fails its
 	// reads by resource (see Lag).
 	Lag *Lag
@@ -260,7 +262,8 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	coreOpts := core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
-		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval}
+		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval,
+		WatchProgressDeadline: opts.WatchProgressDeadline}
 	var live *configuration.Runtime
 	if opts.Sinks != nil {
 		so := *opts.Sinks
