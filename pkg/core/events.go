@@ -360,6 +360,7 @@ func (m EventMapper) NamespaceChanged(namespace string, q adder) {
 }
 
 func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
+	m.learnLiveKinds(ctx, ns)
 	for _, e := range m.Registry.TrackedEntries() {
 		objs, err := m.Store.InNamespace(ctx, e, ns)
 		if err != nil {
@@ -377,6 +378,30 @@ func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
 	}
 	for i := range aiboms.Items {
 		m.enqueueSubject(&aiboms.Items[i], q)
+	}
+}
+
+// learnLiveKinds lists a namespace once in every kind read live. Such a kind
+// raises no events: what the closure knows of its objects' controller kinds
+// (ControllerKindHints) grows with the live reads of the walks that other
+// objects' events cause. The events of a namespace whose opt-in just changed
+// were dropped until now (it was not opted in, or its caches were being
+// filled), so their walks never ran: without this list, a root's closure
+// could skip a live kind that its new objects are controlled by, and miss
+// the pods below them.
+func (m EventMapper) learnLiveKinds(ctx context.Context, ns string) {
+	live, ok := m.Store.(LiveReads)
+	if !ok || !m.Namespaces.OptedIn(ns) {
+		return
+	}
+	ctx = WithReadMemo(ctx)
+	for _, e := range m.Registry.Entries() {
+		if !live.ReadsLive(e) {
+			continue
+		}
+		if _, err := m.Store.InNamespace(ctx, e, ns); err != nil {
+			log.FromContext(ctx).V(1).Info("cannot list a live-read kind of a namespace whose opt-in changed", "namespace", ns, "kind", e.Kind.String(), "error", err.Error())
+		}
 	}
 }
 

@@ -373,6 +373,30 @@ func reconciles(kind string) float64 {
 
 // --- tests ---
 
+// A namespace that opts in after its Grove chain was created: none of the
+// chain's events reached the controller (the namespace was not admitted), so
+// no walk ever read the Grove kinds live below this graph. Opting in must
+// still give the graph its worker pod's digest: the namespace's
+// re-evaluation lists each live-read kind there once before the roots are
+// reconciled, so that the closure knows the Grove kinds can be controlled
+// by the graph. (Runs first in the package: a later test's controller would
+// have learnt that from an earlier test's objects.)
+func TestGroveOptInAfterCreationRollsUpThroughLiveReads(t *testing.T) {
+	c := startController(t, installRole(t, "optin", "get", "list"))
+	require.Len(t, c.sup.FallbackKinds(), 3)
+	ns := env.NewNamespace(t, "fb", false)
+	env.MustApply(t, ns, groveChain)
+	time.Sleep(time.Second) // the events of a namespace not opted in are dropped
+	require.Empty(t, aibomsIn(t, ns))
+
+	n := &corev1.Namespace{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: ns}, n))
+	n.Labels = map[string]string{core.OptInLabel: "true"}
+	require.NoError(t, env.Client.Update(context.Background(), n))
+	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
+	require.Eventually(t, func() bool { return slices.Equal(aibomsIn(t, ns), []string{"DynamoGraphDeployment/" + graphName}) }, eventually, tick)
+}
+
 // Seed §5 with the seed's own grant: grove.io get and list, no watch. The
 // Grove kinds are on the live-read fallback; a DGD -> PodCliqueSet ->
 // PodClique -> Pod chain rolls up onto the graph, whose document gets the
