@@ -1,7 +1,7 @@
 // Package apps is the adapter for the built-in apps/v1 workloads:
 // Deployment, StatefulSet and DaemonSet are tracked; ReplicaSet is the
 // walk-only intermediate that connects a Deployment to its pods. Pod itself
-// is the core's kind (core.PodGroupKind), registered whatever adapters are
+// is the core's kind (graph.PodGroupKind), registered whatever adapters are
 // enabled.
 //
 // Scrape reads spec.template with the podtemplate scraper, passing the

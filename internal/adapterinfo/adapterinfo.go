@@ -2,7 +2,7 @@
 // the adapters it loaded (in tree, plugins, profiles), and lists it for
 // people and tools: the controller's --list-adapters and the aibom CLI's
 // adapter listing share it, so that a listing is a dry run of a start. It
-// validates exactly what a start validates (core.NewRegistry: a kind
+// validates exactly what a start validates (graph.NewRegistry: a kind
 // claimed twice, an adapter enabled twice, an invalid declaration) and
 // fails the same way.
 package adapterinfo
@@ -18,7 +18,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Source says where an adapter comes from.
@@ -87,8 +87,8 @@ func Adapters(loaded []Loaded) []adapter.Adapter {
 }
 
 // Registry builds the registry of the loaded adapters, as a start does.
-func Registry(loaded []Loaded) (*core.Registry, error) {
-	return core.NewRegistry(Adapters(loaded)...)
+func Registry(loaded []Loaded) (*graph.Registry, error) {
+	return graph.NewRegistry(Adapters(loaded)...)
 }
 
 // Listing is what a registry holds, by adapter.
@@ -124,8 +124,8 @@ type Kind struct {
 // kinds the registry holds for it, in its declaration order (a declaration
 // the registry tolerates but ignores, such as an adapter's old walk-only
 // Pod, is not listed).
-func List(reg *core.Registry, loaded []Loaded) Listing {
-	byAdapter := map[string][]core.Entry{}
+func List(reg *graph.Registry, loaded []Loaded) Listing {
+	byAdapter := map[string][]graph.Entry{}
 	for _, e := range reg.AllEntries() {
 		byAdapter[e.Adapter.Name()] = append(byAdapter[e.Adapter.Name()], e)
 	}
@@ -134,7 +134,7 @@ func List(reg *core.Registry, loaded []Loaded) Listing {
 		entries := byAdapter[name]
 		a := Adapter{Name: name, Source: src, Path: path, Kinds: []Kind{}}
 		for _, d := range declared {
-			i := slices.IndexFunc(entries, func(e core.Entry) bool { return e.GroupKind() == d.GroupKind() })
+			i := slices.IndexFunc(entries, func(e graph.Entry) bool { return e.GroupKind() == d.GroupKind() })
 			if i < 0 {
 				continue
 			}
@@ -143,10 +143,10 @@ func List(reg *core.Registry, loaded []Loaded) Listing {
 		out.Adapters = append(out.Adapters, a)
 	}
 	var coreKinds []adapter.Kind
-	for _, e := range byAdapter[core.CoreAdapterName] {
+	for _, e := range byAdapter[graph.CoreAdapterName] {
 		coreKinds = append(coreKinds, e.Kind)
 	}
-	add(core.CoreAdapterName, SourceCore, "", coreKinds)
+	add(graph.CoreAdapterName, SourceCore, "", coreKinds)
 	for _, l := range loaded {
 		add(l.Adapter.Name(), l.Source, l.Path, l.Adapter.Kinds())
 	}

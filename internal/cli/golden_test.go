@@ -15,8 +15,8 @@ import (
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/internal/version"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -86,11 +86,11 @@ func loadRoots(t *testing.T, paths ...string) []scan.Root {
 	t.Helper()
 	adapters, err := intree.Select("all")
 	require.NoError(t, err)
-	reg, err := core.NewRegistry(adapters...)
+	reg, err := graph.NewRegistry(adapters...)
 	require.NoError(t, err)
 	snap, err := scan.LoadFiles(reg, scan.FileOptions{Paths: paths})
 	require.NoError(t, err)
-	roots, err := scan.Evaluate(context.Background(), reg, core.NewMemoryStore(snap.Objects),
+	roots, err := scan.Evaluate(context.Background(), reg, graph.NewMemoryStore(snap.Objects),
 		scan.Options{Tool: document.Tool{Name: document.ToolName, Version: "test"}, MaxDocumentBytes: DefaultMaxDocumentBytes})
 	require.NoError(t, err)
 	return roots

@@ -21,6 +21,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // DefaultMaxDocumentBytes is the controller's default inline cap.
@@ -45,7 +46,7 @@ func (f *adapterFlags) register(fs *pflag.FlagSet) {
 
 // registry builds the registry of the enabled adapters; close stops the
 // plugin processes it started. Any error is a usage error.
-func (f *adapterFlags) registry() (reg *core.Registry, close func(), err error) {
+func (f *adapterFlags) registry() (reg *graph.Registry, close func(), err error) {
 	loaded, close, err := f.load()
 	if err != nil {
 		return nil, close, err
@@ -174,9 +175,9 @@ func (f *inputFlags) fromFiles() bool { return len(f.files) > 0 }
 
 // evaluation is what a command computed from its input.
 type evaluation struct {
-	reg   *core.Registry
+	reg   *graph.Registry
 	snap  *scan.Snapshot
-	store *core.MemoryStore
+	store *graph.MemoryStore
 	roots []scan.Root
 	// partial is set when something was skipped or could not be computed
 	// (each named on stderr).
@@ -195,7 +196,7 @@ type evalOptions struct {
 // evaluate reads the input (manifests or a cluster), prints what the
 // loader noticed on stderr (notes, warnings, skipped files) and computes
 // every root's report. An error is an *exitError.
-func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *core.Registry, opts evalOptions) (*evaluation, error) {
+func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registry, opts evalOptions) (*evaluation, error) {
 	var snap *scan.Snapshot
 	var err error
 	if f.fromFiles() {
@@ -232,7 +233,7 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *core.Registry
 		fmt.Fprintln(s.Err, "error:", scan.Printable(e))
 	}
 
-	ev := &evaluation{reg: reg, snap: snap, store: core.NewMemoryStore(snap.Objects), partial: snap.Partial}
+	ev := &evaluation{reg: reg, snap: snap, store: graph.NewMemoryStore(snap.Objects), partial: snap.Partial}
 	sopts := scan.Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: opts.maxDocBytes, Unused: opts.unused}
 	if f.fromFiles() && f.requireOptIn {
 		sopts.Namespace = func(ns string) bool { return snap.NamespaceLabels[ns][core.OptInLabel] == "true" }
@@ -297,7 +298,7 @@ func objectName(r scan.Root) string {
 
 // notOptedIn lists the namespaces holding tracked objects that
 // --require-opt-in left out.
-func notOptedIn(ctx context.Context, reg *core.Registry, store core.Store, snap *scan.Snapshot) []string {
+func notOptedIn(ctx context.Context, reg *graph.Registry, store graph.Store, snap *scan.Snapshot) []string {
 	seen := map[string]bool{}
 	for _, e := range reg.TrackedEntries() {
 		objs, _ := store.InNamespace(ctx, e, "")

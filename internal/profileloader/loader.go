@@ -31,6 +31,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Watches is what the loader needs of the supervisor.
@@ -43,7 +44,7 @@ type Watches interface {
 // Loader reconciles AIBOMAdapterProfile objects into the registry.
 type Loader struct {
 	Client   ctrl.Client
-	Registry *core.Registry
+	Registry *graph.Registry
 	// Static are the adapters the controller started with.
 	Static  []adapter.Adapter
 	Watches Watches
@@ -89,7 +90,7 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 			continue
 		}
 		candidate := append(append([]adapter.Adapter(nil), adapters...), a)
-		if _, err := core.NewRegistry(candidate...); err != nil {
+		if _, err := graph.NewRegistry(candidate...); err != nil {
 			verdicts[i] = condition(p, metav1.ConditionFalse, v1alpha1.ReasonProfileClaimed, err.Error())
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // PageSize is the Limit of every list request; Continue tokens page on. A
@@ -67,7 +68,7 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, string, error) {
 // caches do. A kind the cluster refuses to list is a note and makes the
 // snapshot Partial; failing to reach the cluster or to read the namespaces
 // is an error.
-func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, opts ClusterOptions) (*Snapshot, error) {
+func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *graph.Registry, opts ClusterOptions) (*Snapshot, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "aibom-scan"
@@ -138,8 +139,8 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *core.Registry, 
 	}
 
 	// Version negotiation, as the controller's supervisor does it.
-	served := &core.ServedVersions{Discovery: disc}
-	var entries []core.Entry
+	served := &graph.ServedVersions{Discovery: disc}
+	var entries []graph.Entry
 	var unserved []string
 	for _, e := range reg.AllEntries() {
 		v, ok, err := served.Preferred(e)
@@ -223,9 +224,9 @@ func optInHint(opts ClusterOptions, err error) string {
 
 // listPage lists one page of a kind: whole objects for the kinds the core
 // reads whole, metadata otherwise.
-func listPage(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, e core.Entry, ns string, lo metav1.ListOptions) ([]client.Object, string, error) {
+func listPage(ctx context.Context, dyn dynamic.Interface, meta metadata.Interface, e graph.Entry, ns string, lo metav1.ListOptions) ([]client.Object, string, error) {
 	gvr := e.GroupVersionResourceServed()
-	if core.NeedsFullObject(e) {
+	if graph.NeedsFullObject(e) {
 		l, err := dyn.Resource(gvr).Namespace(ns).List(ctx, lo)
 		if err != nil {
 			return nil, "", err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Snapshot is the set of objects a scan evaluates, with what the loader
@@ -111,7 +112,7 @@ type objectKey struct {
 // warning, the later one kept, unless opts.Strict; read twice from one file
 // it is a *DuplicateError unless opts.AllowDuplicates, which keeps the last.
 // A path that does not exist, or input over the total limit, is an error.
-func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
+func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 	ns := opts.Namespace
 	if ns == "" {
 		ns = "default"
@@ -227,7 +228,7 @@ func LoadFiles(reg *core.Registry, opts FileOptions) (*Snapshot, error) {
 // nameObjects gives the objects of one file their default namespace and,
 // for those with only metadata.generateName, their synthetic name (noted).
 // An object with neither name is an error: the file is skipped.
-func nameObjects(srcs []manifest.Source, ns string, reg *core.Registry, generated map[objectKey]bool, notes *[]string) error {
+func nameObjects(srcs []manifest.Source, ns string, reg *graph.Registry, generated map[objectKey]bool, notes *[]string) error {
 	for _, s := range srcs {
 		o := s.Object
 		gk := o.GroupVersionKind().GroupKind()
@@ -302,7 +303,7 @@ func contains(list []string, s string) bool {
 // clusterScopedReferenced reports whether gk is a cluster-scoped referenced
 // kind (a ClusterServingRuntime): such an object keeps no namespace, and is
 // found by the roots of every namespace.
-func clusterScopedReferenced(reg *core.Registry, gk schema.GroupKind) bool {
+func clusterScopedReferenced(reg *graph.Registry, gk schema.GroupKind) bool {
 	e, ok := reg.Referenced(gk)
 	return ok && e.ClusterScoped
 }

@@ -1,7 +1,7 @@
 // Package scan is the logic of the aibom command line: it loads workloads from
 // manifests or from a read-only snapshot of a live cluster into an in-memory
 // store, and computes for every root exactly the document the controller
-// would write (core.Walker, core.Closure, core.BuildReport), then prints
+// would write (graph.Walker, graph.Closure, core.BuildReport), then prints
 // them as a table, as JSON or into one file per root.
 package scan
 
@@ -18,15 +18,16 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Root is one reported workload: a tracked object without a tracked owner,
 // and what the controller would write for it.
 type Root struct {
-	Entry  core.Entry
+	Entry  graph.Entry
 	Object *unstructured.Unstructured
 	// Descendants is what the root absorbs.
-	Descendants core.Descendants
+	Descendants graph.Descendants
 	// Report is core.BuildReport's result; Report.Status.Document is the
 	// document.
 	Report core.Report
@@ -97,9 +98,9 @@ type Options struct {
 // walk finds a tracked owner is absorbed and not reported; any other one is
 // a root, reported with the closure of its descendants. Roots are sorted by
 // namespace, kind, group and name.
-func Evaluate(ctx context.Context, reg *core.Registry, store core.Store, opts Options) ([]Root, error) {
-	walker := core.Walker{Registry: reg, Store: store}
-	closure := core.Closure{Registry: reg, Store: store}
+func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts Options) ([]Root, error) {
+	walker := graph.Walker{Registry: reg, Store: store}
+	closure := graph.Closure{Registry: reg, Store: store}
 	var roots []Root
 	used := usedRefs{}
 	for _, e := range reg.TrackedEntries() {

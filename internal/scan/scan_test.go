@@ -19,6 +19,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 const manifests = "testdata/manifests"
@@ -29,11 +30,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func registry(t *testing.T) *core.Registry {
+func registry(t *testing.T) *graph.Registry {
 	t.Helper()
 	adapters, err := intree.Select("all")
 	require.NoError(t, err)
-	reg, err := core.NewRegistry(adapters...)
+	reg, err := graph.NewRegistry(adapters...)
 	require.NoError(t, err)
 	return reg
 }
@@ -44,7 +45,7 @@ func loadRoots(t *testing.T, paths ...string) []Root {
 	reg := registry(t)
 	snap, err := LoadFiles(reg, FileOptions{Paths: paths})
 	require.NoError(t, err)
-	roots, err := Evaluate(context.Background(), reg, core.NewMemoryStore(snap.Objects),
+	roots, err := Evaluate(context.Background(), reg, graph.NewMemoryStore(snap.Objects),
 		Options{Tool: document.Tool{Name: document.ToolName, Version: "test"}, MaxDocumentBytes: 512 * 1024})
 	require.NoError(t, err)
 	return roots

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // refKey names a referenced object: its kind, namespace ("" at cluster
@@ -57,7 +58,7 @@ func (r referencedOnly) Scrape(ctx context.Context, obj *unstructured.Unstructur
 
 // unusedReferences builds a document for every object of a referenced
 // kind that no root looked up, when its adapter can read it on its own.
-func unusedReferences(ctx context.Context, reg *core.Registry, store core.Store, used usedRefs, opts Options) ([]Root, error) {
+func unusedReferences(ctx context.Context, reg *graph.Registry, store graph.Store, used usedRefs, opts Options) ([]Root, error) {
 	var out []Root
 	for _, e := range reg.AllEntries() {
 		if e.Role != adapter.RoleReferenced {
@@ -89,7 +90,7 @@ func unusedReferences(ctx context.Context, reg *core.Registry, store core.Store,
 			}
 			entry := e
 			entry.Adapter = referencedOnly{Adapter: e.Adapter, rs: rs}
-			rep := core.BuildReport(ctx, entry, u, core.Descendants{}, opts.Tool, opts.MaxDocumentBytes)
+			rep := core.BuildReport(ctx, entry, u, graph.Descendants{}, opts.Tool, opts.MaxDocumentBytes)
 			out = append(out, Root{Entry: e, Object: u, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName()), Unused: true})
 		}
 	}

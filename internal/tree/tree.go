@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/internal/scan"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Role is what a node is to the roll-up.
@@ -83,12 +83,12 @@ type Forest struct {
 }
 
 // Build lays out the forest of roots (scan.Evaluate's, over store, which
-// holds objects). A root's members are its closure (core.Closure: absorbed
+// holds objects). A root's members are its closure (graph.Closure: absorbed
 // workloads, attributed and unattributed pods) and the walk-only objects
-// whose walk (core.Walker.Root) ends at it; each hangs under its
+// whose walk (graph.Walker.Root) ends at it; each hangs under its
 // controller. Unmatched roots are said to have no AI signal.
-func Build(ctx context.Context, reg *core.Registry, store core.Store, objects []client.Object, roots []scan.Root) Forest {
-	walker := core.Walker{Registry: reg, Store: store}
+func Build(ctx context.Context, reg *graph.Registry, store graph.Store, objects []client.Object, roots []scan.Root) Forest {
+	walker := graph.Walker{Registry: reg, Store: store}
 	var f Forest
 	rootOf := map[types.UID]int{} // root UID -> index in roots
 	for i, r := range roots {
@@ -99,7 +99,7 @@ func Build(ctx context.Context, reg *core.Registry, store core.Store, objects []
 	for _, o := range objects {
 		gk := o.GetObjectKind().GroupVersionKind().GroupKind()
 		e, ok := reg.Lookup(gk)
-		if !ok || e.Tracked() || gk == core.PodGroupKind {
+		if !ok || e.Tracked() || gk == graph.PodGroupKind {
 			continue
 		}
 		root := walker.Root(ctx, o)
@@ -182,8 +182,8 @@ func Build(ctx context.Context, reg *core.Registry, store core.Store, objects []
 	return f
 }
 
-func podEntry(reg *core.Registry) core.Entry {
-	e, _ := reg.Lookup(core.PodGroupKind)
+func podEntry(reg *graph.Registry) graph.Entry {
+	e, _ := reg.Lookup(graph.PodGroupKind)
 	return e
 }
 
@@ -212,22 +212,22 @@ func hops(n int) string {
 }
 
 // walkReason says, for an object the walk found no tracked owner for, why.
-func walkReason(res core.WalkResult) string {
+func walkReason(res graph.WalkResult) string {
 	switch res.Reason {
-	case core.ReasonRoot:
+	case graph.ReasonRoot:
 		if res.Hops == 0 {
 			return "no controller owner"
 		}
 		return fmt.Sprintf("no tracked owner: the controller chain ends after %s", hops(res.Hops))
-	case core.ReasonUntrackedKind:
+	case graph.ReasonUntrackedKind:
 		return fmt.Sprintf("its controller is a %s, a kind no enabled adapter declares (untracked kind)", res.MissKind)
-	case core.ReasonNotFound:
+	case graph.ReasonNotFound:
 		return fmt.Sprintf("its controller, a %s, is not there (not found)", res.MissKind)
-	case core.ReasonUIDMismatch:
+	case graph.ReasonUIDMismatch:
 		return fmt.Sprintf("the %s its controller reference names has another UID (UID mismatch: a re-created owner)", res.MissKind)
-	case core.ReasonDepthCap:
-		return fmt.Sprintf("more than %d ownerReference hops without a tracked owner (depth cap)", core.MaxWalkDepth)
-	case core.ReasonCycle:
+	case graph.ReasonDepthCap:
+		return fmt.Sprintf("more than %d ownerReference hops without a tracked owner (depth cap)", graph.MaxWalkDepth)
+	case graph.ReasonCycle:
 		return fmt.Sprintf("its controller chain through %s leads back to it (ownerReference cycle)", res.MissKind)
 	case "":
 		if res.Owner != nil {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/internal/scan"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -36,11 +36,11 @@ func forest(t *testing.T, paths ...string) Forest {
 	t.Helper()
 	adapters, err := intree.Select("all")
 	require.NoError(t, err)
-	reg, err := core.NewRegistry(adapters...)
+	reg, err := graph.NewRegistry(adapters...)
 	require.NoError(t, err)
 	snap, err := scan.LoadFiles(reg, scan.FileOptions{Paths: paths})
 	require.NoError(t, err)
-	store := core.NewMemoryStore(snap.Objects)
+	store := graph.NewMemoryStore(snap.Objects)
 	roots, err := scan.Evaluate(context.Background(), reg, store, scan.Options{Tool: document.Tool{Name: "test", Version: "test"}})
 	require.NoError(t, err)
 	return Build(context.Background(), reg, store, snap.Objects, roots)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -25,7 +26,7 @@ const maxUnfitNamed = 10
 // digests are kept out of the document. The recorder folds the Events of
 // one root with this reason into one series (keeping the first note), so a
 // reconcile that meets the same pods again costs no new Event object.
-func (r *Reconciler) reportUnfitPods(ctx context.Context, root client.Object, desc Descendants) {
+func (r *Reconciler) reportUnfitPods(ctx context.Context, root client.Object, desc graph.Descendants) {
 	if len(desc.Unfit) == 0 {
 		return
 	}

@@ -24,26 +24,19 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
 // declaredRegistry is testRegistry with the apps kinds declaring their pod
 // owners, as adapters/apps does; Widget declares none.
-func declaredRegistry(t testing.TB) *Registry {
+func declaredRegistry(t testing.TB) *graph.Registry {
 	t.Helper()
-	deploy := kind("apps", "Deployment", "deployments", "v1", adapter.RoleTracked)
+	deploy := coretest.Kind("apps", "Deployment", "deployments", "v1", adapter.RoleTracked)
 	deploy.PodOwners = []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}}
-	sts := kind("apps", "StatefulSet", "statefulsets", "v1", adapter.RoleTracked)
+	sts := coretest.Kind("apps", "StatefulSet", "statefulsets", "v1", adapter.RoleTracked)
 	sts.PodOwners = []schema.GroupKind{{Group: "apps", Kind: "StatefulSet"}}
-	reg, err := NewRegistry(
-		testAdapter{name: "apps", kinds: []adapter.Kind{deploy, sts,
-			kind("apps", "ReplicaSet", "replicasets", "v1", adapter.RoleWalkOnly),
-			kind("", "Pod", "pods", "v1", adapter.RoleWalkOnly),
-		}},
-		testAdapter{name: "example", kinds: []adapter.Kind{
-			kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked),
-			kind("example.com", "Gear", "gears", "v1", adapter.RoleWalkOnly),
-		}},
-	)
+	reg, err := graph.NewRegistry(coretest.TestAdapter{AdapterName: "apps", AdapterKinds: []adapter.Kind{deploy, sts, coretest.Kind("apps", "ReplicaSet", "replicasets", "v1", adapter.RoleWalkOnly), coretest.Kind("", "Pod", "pods", "v1", adapter.RoleWalkOnly)}}, coretest.TestAdapter{AdapterName: "example", AdapterKinds: []adapter.Kind{coretest.Kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked), coretest.Kind("example.com", "Gear", "gears", "v1", adapter.RoleWalkOnly)}})
 	require.NoError(t, err)
 	return reg
 }
@@ -55,39 +48,39 @@ func declaredRegistry(t testing.TB) *Registry {
 // the workers' StatefulSet) keeps working. A refused pod still connects what
 // it controls, as the upward walk sees it.
 func TestClosureAttributesPodsOnlyThroughDeclaredOwners(t *testing.T) {
-	var w world
-	widget := w.add(widgetGVK, "graph", nil)
-	w.add(podGVK, "graph-gear-a", w.add(gearGVK, "graph-gear", widget))
-	deploy := w.add(deployGVK, "graph-web", widget)
-	rs := w.add(rsGVK, "graph-web-1", deploy)
-	w.add(podGVK, "graph-web-1-a", rs)
-	w.add(podGVK, "graph-web-1-b", rs)
-	rogue := w.add(podGVK, "rogue-x", deploy)
-	w.add(podGVK, "rogue-y", deploy)
-	w.add(stsGVK, "rogue-sts", rogue)
-	leaders := w.add(stsGVK, "lws", widget)
-	leader := w.add(podGVK, "lws-0", leaders)
-	w.add(podGVK, "lws-0-1", w.add(stsGVK, "lws-0", leader))
+	var w coretest.World
+	widget := w.Add(coretest.WidgetGVK, "graph", nil)
+	w.Add(coretest.PodGVK, "graph-gear-a", w.Add(coretest.GearGVK, "graph-gear", widget))
+	deploy := w.Add(coretest.DeployGVK, "graph-web", widget)
+	rs := w.Add(coretest.RsGVK, "graph-web-1", deploy)
+	w.Add(coretest.PodGVK, "graph-web-1-a", rs)
+	w.Add(coretest.PodGVK, "graph-web-1-b", rs)
+	rogue := w.Add(coretest.PodGVK, "rogue-x", deploy)
+	w.Add(coretest.PodGVK, "rogue-y", deploy)
+	w.Add(coretest.StsGVK, "rogue-sts", rogue)
+	leaders := w.Add(coretest.StsGVK, "lws", widget)
+	leader := w.Add(coretest.PodGVK, "lws-0", leaders)
+	w.Add(coretest.PodGVK, "lws-0-1", w.Add(coretest.StsGVK, "lws-0", leader))
 
 	reg := declaredRegistry(t)
-	_, store := w.store(t, reg, nil)
-	d, err := Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
+	_, store := w.Store(t, reg, nil)
+	d, err := graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
 	require.NoError(t, err)
-	owned, pods := names(d)
+	owned, pods := coretest.Names(d)
 	require.Equal(t, []string{"Deployment/graph-web", "StatefulSet/lws", "StatefulSet/lws-0", "StatefulSet/rogue-sts"}, owned)
 	require.Equal(t, []string{"graph-gear-a", "graph-web-1-a", "graph-web-1-b", "lws-0", "lws-0-1"}, pods)
 	deployGK := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	require.Equal(t, []UnfitPod{
+	require.Equal(t, []graph.UnfitPod{
 		{Name: "rogue-x", Controller: deployGK, Workload: "Deployment/graph-web", WorkloadKind: deployGK},
 		{Name: "rogue-y", Controller: deployGK, Workload: "Deployment/graph-web", WorkloadKind: deployGK},
 	}, d.Unfit)
 
 	// Without declarations (testRegistry), every pod counts, as before.
-	reg = testRegistry(t)
-	_, store = w.store(t, reg, nil)
-	d, err = Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
+	reg = coretest.TestRegistry(t)
+	_, store = w.Store(t, reg, nil)
+	d, err = graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
 	require.NoError(t, err)
-	_, pods = names(d)
+	_, pods = coretest.Names(d)
 	require.Contains(t, pods, "rogue-x")
 	require.Empty(t, d.Unfit)
 }
@@ -99,17 +92,17 @@ func appsObject(gvk schema.GroupVersionKind, name string, owner client.Object, f
 		u.Object[k] = v
 	}
 	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(ns)
+	u.SetNamespace(coretest.Ns)
 	u.SetName(name)
 	u.SetUID(types.UID("uid-" + gvk.Kind + "-" + name))
 	if owner != nil {
-		setController(u, owner)
+		coretest.SetController(u, owner)
 	}
 	return u
 }
 
 func runningPod(name string, owner client.Object, hex string) *unstructured.Unstructured {
-	return appsObject(podGVK, name, owner, map[string]any{
+	return appsObject(coretest.PodGVK, name, owner, map[string]any{
 		"spec": map[string]any{"containers": []any{map[string]any{"name": "vllm", "image": "vllm/vllm-openai:v0.6.3"}}},
 		"status": map[string]any{"containerStatuses": []any{map[string]any{
 			"name": "vllm", "image": "docker.io/vllm/vllm-openai:v0.6.3", "imageID": "docker.io/vllm/vllm-openai@sha256:" + hex,
@@ -125,17 +118,17 @@ var vllmDeploymentSpec = map[string]any{"spec": map[string]any{"template": map[s
 // to a fake API server.
 func appsReconciler(t *testing.T, extra []adapter.Adapter, objs ...client.Object) (*Reconciler, client.Client, *eventLog) {
 	t.Helper()
-	reg, err := NewRegistry(append([]adapter.Adapter{apps.New()}, extra...)...)
+	reg, err := graph.NewRegistry(append([]adapter.Adapter{apps.New()}, extra...)...)
 	require.NoError(t, err)
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{OptInLabel: "true"}}}).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: coretest.Ns, Labels: map[string]string{OptInLabel: "true"}}}).
 		WithStatusSubresource(&v1alpha1.AIBOM{}).Build()
 	events := &eventLog{}
 	return &Reconciler{
-		Registry: reg, Store: NewMemoryStore(objs), Reader: c, Writer: c, Recorder: events,
+		Registry: reg, Store: graph.NewMemoryStore(objs), Reader: c, Writer: c, Recorder: events,
 		Tool: document.Tool{Version: "test"}, MaxDocumentBytes: 512 << 10,
 		Now:       func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 		ReportAll: true, // these tests are about attribution, not about matching
@@ -155,12 +148,12 @@ func unattributed(kind string) float64 {
 // nowhere, the pods are counted and the Deployment gets a Warning Event.
 func TestRoguePodsControlledByADeploymentDoNotVote(t *testing.T) {
 	legit, rogueHex := strings.Repeat("a", 64), strings.Repeat("0", 64)
-	deploy := appsObject(deployGVK, "llama", nil, vllmDeploymentSpec)
-	rs := appsObject(rsGVK, "llama-1", deploy, nil)
+	deploy := appsObject(coretest.DeployGVK, "llama", nil, vllmDeploymentSpec)
+	rs := appsObject(coretest.RsGVK, "llama-1", deploy, nil)
 	objs := []client.Object{deploy, rs, runningPod("llama-1-a", rs, legit)}
 	r, c, events := appsReconciler(t, nil, objs...)
-	req := Request{GroupKind: deployGVK.GroupKind(), Namespace: ns, Name: "llama"}
-	key := client.ObjectKey{Namespace: ns, Name: AIBOMName(deployGVK.GroupKind(), "llama")}
+	req := Request{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "llama"}
+	key := client.ObjectKey{Namespace: coretest.Ns, Name: AIBOMName(coretest.DeployGVK.GroupKind(), "llama")}
 	ctx := context.Background()
 	_, err := r.Reconcile(ctx, req)
 	require.NoError(t, err)
@@ -168,7 +161,7 @@ func TestRoguePodsControlledByADeploymentDoNotVote(t *testing.T) {
 	require.NoError(t, c.Get(ctx, key, before))
 	require.Contains(t, before.Status.Document, legit)
 
-	r.Store = NewMemoryStore(append(objs, runningPod("rogue-1", deploy, rogueHex), runningPod("rogue-2", deploy, rogueHex)))
+	r.Store = graph.NewMemoryStore(append(objs, runningPod("rogue-1", deploy, rogueHex), runningPod("rogue-2", deploy, rogueHex)))
 	counted := unattributed("Deployment.apps")
 	_, err = r.Reconcile(ctx, req)
 	require.NoError(t, err)
@@ -202,7 +195,7 @@ func TestLastWrittenForgottenWhenTheAIBOMIsGone(t *testing.T) {
 
 	// The workload is deleted; garbage collection removes its AIBOM first.
 	require.NoError(t, f.client.Delete(ctx, f.aibom(t)))
-	f.r.Store = NewMemoryStore(nil)
+	f.r.Store = graph.NewMemoryStore(nil)
 	_, err = f.r.Reconcile(ctx, f.req)
 	require.NoError(t, err)
 	_, ok = f.r.written.load(f.key)
@@ -214,22 +207,22 @@ func TestLastWrittenForgottenWhenTheAIBOMIsGone(t *testing.T) {
 // and the AIBOM object stays well under etcd's object limit.
 func TestTenThousandAbsorbedWorkloadsBuildCapped(t *testing.T) {
 	widget := &unstructured.Unstructured{}
-	widget.SetGroupVersionKind(widgetGVK)
-	widget.SetNamespace(ns)
+	widget.SetGroupVersionKind(coretest.WidgetGVK)
+	widget.SetNamespace(coretest.Ns)
 	widget.SetName("graph")
 	widget.SetUID("uid-graph")
 	objs := []client.Object{widget}
 	for i := range 10000 {
-		objs = append(objs, appsObject(deployGVK, fmt.Sprintf("graph-component-with-a-realistic-name-%05d", i), widget, vllmDeploymentSpec))
+		objs = append(objs, appsObject(coretest.DeployGVK, fmt.Sprintf("graph-component-with-a-realistic-name-%05d", i), widget, vllmDeploymentSpec))
 	}
 	widgets := &scrapeFunc{scrape: func() (adapter.Findings, error) { return adapter.Findings{}, nil }}
 	r, c, _ := appsReconciler(t, []adapter.Adapter{widgets}, objs...)
 	ctx := context.Background()
-	_, err := r.Reconcile(ctx, Request{GroupKind: widgetGVK.GroupKind(), Namespace: ns, Name: "graph"})
+	_, err := r.Reconcile(ctx, Request{GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: coretest.Ns, Name: "graph"})
 	require.NoError(t, err)
 
 	a := &v1alpha1.AIBOM{}
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: AIBOMName(widgetGVK.GroupKind(), "graph")}, a))
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: coretest.Ns, Name: AIBOMName(coretest.WidgetGVK.GroupKind(), "graph")}, a))
 	ready := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
 	require.NotNil(t, ready)
 	require.Equal(t, metav1.ConditionTrue, ready.Status, ready.Message)

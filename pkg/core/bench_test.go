@@ -31,6 +31,8 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
 // benchNamespace is the one namespace every benchmark object lives in: the
@@ -110,57 +112,57 @@ func benchWorldFor(n int) *benchWorld {
 	for len(w.objs) < n {
 		switch r := w.rng.IntN(100); {
 		case r < 45:
-			d := w.add(deployGVK, "deploy", nil)
+			d := w.add(coretest.DeployGVK, "deploy", nil)
 			if w.rng.IntN(10) < 3 {
-				w.add(rsGVK, "rs-old", d)
+				w.add(coretest.RsGVK, "rs-old", d)
 			}
-			rs := w.add(rsGVK, "rs", d)
+			rs := w.add(coretest.RsGVK, "rs", d)
 			for range 1 + w.rng.IntN(3) {
-				w.add(podGVK, "pod", rs)
+				w.add(coretest.PodGVK, "pod", rs)
 			}
 		case r < 60:
-			s := w.add(stsGVK, "sts", nil)
+			s := w.add(coretest.StsGVK, "sts", nil)
 			for range 1 + w.rng.IntN(3) {
-				w.add(podGVK, "pod", s)
+				w.add(coretest.PodGVK, "pod", s)
 			}
 		case r < 75:
-			g := w.add(gearGVK, "gear", w.add(widgetGVK, "widget", nil))
+			g := w.add(coretest.GearGVK, "gear", w.add(coretest.WidgetGVK, "widget", nil))
 			for range 1 + w.rng.IntN(2) {
-				w.add(podGVK, "pod", g)
+				w.add(coretest.PodGVK, "pod", g)
 			}
 		case r < 90:
-			w.add(podGVK, "bare", nil)
+			w.add(coretest.PodGVK, "bare", nil)
 		default:
-			w.add(secretGVK, "vault", nil)
+			w.add(coretest.SecretGVK, "vault", nil)
 		}
 	}
 
 	// The walk's chains.
-	w.leaves[0] = w.add(deployGVK, "lonely", nil)
-	w.leaves[1] = w.add(podGVK, "d1-pod", w.add(stsGVK, "d1-sts", nil))
-	w.leaves[2] = w.add(podGVK, "d2-pod", w.add(rsGVK, "d2-rs", w.add(deployGVK, "d2-deploy", nil)))
+	w.leaves[0] = w.add(coretest.DeployGVK, "lonely", nil)
+	w.leaves[1] = w.add(coretest.PodGVK, "d1-pod", w.add(coretest.StsGVK, "d1-sts", nil))
+	w.leaves[2] = w.add(coretest.PodGVK, "d2-pod", w.add(coretest.RsGVK, "d2-rs", w.add(coretest.DeployGVK, "d2-deploy", nil)))
 	for _, depth := range []int{3, 6} {
-		cur := w.add(widgetGVK, fmt.Sprintf("d%d-widget", depth), nil)
+		cur := w.add(coretest.WidgetGVK, fmt.Sprintf("d%d-widget", depth), nil)
 		for range depth - 1 {
-			cur = w.add(gearGVK, fmt.Sprintf("d%d-gear", depth), cur)
+			cur = w.add(coretest.GearGVK, fmt.Sprintf("d%d-gear", depth), cur)
 		}
-		w.leaves[depth] = w.add(podGVK, fmt.Sprintf("d%d-pod", depth), cur)
+		w.leaves[depth] = w.add(coretest.PodGVK, fmt.Sprintf("d%d-pod", depth), cur)
 	}
 
 	// The closure's roots.
-	w.root = w.add(deployGVK, "root", nil)
-	rs := w.add(rsGVK, "root-rs", w.root)
+	w.root = w.add(coretest.DeployGVK, "root", nil)
+	rs := w.add(coretest.RsGVK, "root-rs", w.root)
 	for range 3 {
-		w.add(podGVK, "root-pod", rs)
+		w.add(coretest.PodGVK, "root-pod", rs)
 	}
 	if n != closureWidthNamespace {
 		return w
 	}
 	for _, d := range closureWidths {
-		root := w.add(deployGVK, fmt.Sprintf("wide%d", d), nil)
-		rs := w.add(rsGVK, fmt.Sprintf("wide%d-rs", d), root)
+		root := w.add(coretest.DeployGVK, fmt.Sprintf("wide%d", d), nil)
+		rs := w.add(coretest.RsGVK, fmt.Sprintf("wide%d-rs", d), root)
 		for range d - 1 {
-			w.add(podGVK, fmt.Sprintf("wide%d-pod", d), rs)
+			w.add(coretest.PodGVK, fmt.Sprintf("wide%d-pod", d), rs)
 		}
 		w.wide[d] = root
 	}
@@ -241,7 +243,7 @@ func (o *benchObj) ownerRef() metav1.OwnerReference {
 // benchEnv is one world in one store.
 type benchEnv struct {
 	world *benchWorld
-	reg   *Registry
+	reg   *graph.Registry
 	store *countingStore
 	// objs holds the world's objects in the form the store returns them,
 	// to hand the walk and the closure their starting object.
@@ -253,30 +255,30 @@ type benchEnv struct {
 
 // countingStore counts the reads the walk and the closure make.
 type countingStore struct {
-	Store
+	graph.Store
 	gets, lists int
 }
 
-func (c *countingStore) Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error) {
+func (c *countingStore) Get(ctx context.Context, e graph.Entry, namespace, name string) (client.Object, error) {
 	c.gets++
 	return c.Store.Get(ctx, e, namespace, name)
 }
 
 // ReadsLive passes the store's answer through (LiveReads).
-func (c *countingStore) ReadsLive(e Entry) bool {
-	l, ok := c.Store.(LiveReads)
+func (c *countingStore) ReadsLive(e graph.Entry) bool {
+	l, ok := c.Store.(graph.LiveReads)
 	return ok && l.ReadsLive(e)
 }
 
 // MayBeControlledBy passes the store's hints through (ControllerKindHints).
-func (c *countingStore) MayBeControlledBy(child Entry, owner schema.GroupKind) bool {
-	if h, ok := c.Store.(ControllerKindHints); ok {
+func (c *countingStore) MayBeControlledBy(child graph.Entry, owner schema.GroupKind) bool {
+	if h, ok := c.Store.(graph.ControllerKindHints); ok {
 		return h.MayBeControlledBy(child, owner)
 	}
 	return true
 }
 
-func (c *countingStore) ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
+func (c *countingStore) ControlledBy(ctx context.Context, e graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
 	c.lists++
 	return c.Store.ControlledBy(ctx, e, namespace, uid)
 }
@@ -306,10 +308,10 @@ func envFor(b *testing.B, store string, n int) *benchEnv {
 		w = benchWorldFor(n)
 		benchWorlds[n] = w
 	}
-	reg := testRegistry(b)
+	reg := coretest.TestRegistry(b)
 	env := &benchEnv{world: w, reg: reg, objs: make(map[*benchObj]client.Object, len(w.objs))}
 	start := time.Now()
-	var s Store
+	var s graph.Store
 	switch store {
 	case storeMemory:
 		objs := make([]client.Object, len(w.objs))
@@ -317,7 +319,7 @@ func envFor(b *testing.B, store string, n int) *benchEnv {
 			objs[i] = o.unstructured()
 			env.objs[o] = objs[i]
 		}
-		s = NewMemoryStore(objs)
+		s = graph.NewMemoryStore(objs)
 	case storeFake:
 		s = fakeStore(b, reg, w, env)
 		env.fakeClient = true
@@ -334,15 +336,15 @@ func envFor(b *testing.B, store string, n int) *benchEnv {
 }
 
 // readForm returns the object in the form the core reads its kind in.
-func readForm(reg *Registry, o *benchObj) client.Object {
+func readForm(reg *graph.Registry, o *benchObj) client.Object {
 	e, ok := reg.Lookup(o.gvk.GroupKind())
-	if ok && !NeedsFullObject(e) {
+	if ok && !graph.NeedsFullObject(e) {
 		return o.metadata()
 	}
 	return o.unstructured()
 }
 
-func fakeStore(b *testing.B, reg *Registry, w *benchWorld, env *benchEnv) Store {
+func fakeStore(b *testing.B, reg *graph.Registry, w *benchWorld, env *benchEnv) graph.Store {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	for _, e := range reg.Entries() {
 		mapper.Add(e.GVK(), meta.RESTScopeNamespace)
@@ -352,18 +354,18 @@ func fakeStore(b *testing.B, reg *Registry, w *benchWorld, env *benchEnv) Store 
 		objs[i] = o.unstructured()
 		env.objs[o] = readForm(reg, o)
 	}
-	fb := fake.NewClientBuilder().WithScheme(testScheme()).WithRESTMapper(mapper).WithObjects(objs...)
+	fb := fake.NewClientBuilder().WithScheme(coretest.TestScheme()).WithRESTMapper(mapper).WithObjects(objs...)
 	for _, e := range reg.Entries() {
-		fb = fb.WithIndex(NewObject(e), ControllerUIDIndex, ControllerUID)
+		fb = fb.WithIndex(graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID)
 	}
-	return ReaderStore{Reader: fb.Build()}
+	return graph.ReaderStore{Reader: fb.Build()}
 }
 
 // cacheStore builds one informer cache per registered kind, configured as
 // Supervisor.start configures them, and returns a synced Supervisor reading
 // them. The informers list the world's objects from memory and then watch
 // nothing.
-func cacheStore(b *testing.B, reg *Registry, w *benchWorld, env *benchEnv) Store {
+func cacheStore(b *testing.B, reg *graph.Registry, w *benchWorld, env *benchEnv) graph.Store {
 	byKind := map[schema.GroupKind][]*benchObj{}
 	for _, o := range w.objs {
 		byKind[o.gvk.GroupKind()] = append(byKind[o.gvk.GroupKind()], o)
@@ -380,7 +382,7 @@ func cacheStore(b *testing.B, reg *Registry, w *benchWorld, env *benchEnv) Store
 // startMemoryCache starts one kind's informer cache, configured as
 // Supervisor.start configures it, over a fixed list, and hands it to the
 // supervisor as synced. The cache lives as long as the process.
-func startMemoryCache(tb testing.TB, sup *Supervisor, e Entry, list runtime.Object) {
+func startMemoryCache(tb testing.TB, sup *Supervisor, e graph.Entry, list runtime.Object) {
 	tb.Helper()
 	ctx := context.Background()
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -391,7 +393,7 @@ func startMemoryCache(tb testing.TB, sup *Supervisor, e Entry, list runtime.Obje
 	lw := &memoryListerWatcher{list: list}
 	c, err := cache.New(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{
 		HTTPClient:                  http.DefaultClient,
-		Scheme:                      testScheme(),
+		Scheme:                      coretest.TestScheme(),
 		Mapper:                      mapper,
 		DefaultTransform:            sup.transform(e),
 		ReaderFailOnMissingInformer: true,
@@ -402,7 +404,7 @@ func startMemoryCache(tb testing.TB, sup *Supervisor, e Entry, list runtime.Obje
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.IndexField(ctx, NewObject(e), ControllerUIDIndex, ControllerUID); err != nil {
+	if err := c.IndexField(ctx, graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID); err != nil {
 		tb.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
@@ -416,10 +418,10 @@ func startMemoryCache(tb testing.TB, sup *Supervisor, e Entry, list runtime.Obje
 	sup.mu.Unlock()
 }
 
-func listOf(e Entry, objs []*benchObj) runtime.Object {
+func listOf(e graph.Entry, objs []*benchObj) runtime.Object {
 	gvk := e.GVK()
 	gvk.Kind += "List"
-	if NeedsFullObject(e) {
+	if graph.NeedsFullObject(e) {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk)
 		l.SetResourceVersion("1")
@@ -478,7 +480,7 @@ func BenchmarkWalk(b *testing.B) {
 	sizeAndStores(b, func(b *testing.B, env *benchEnv) {
 		for _, depth := range []int{0, 1, 2, 3, 6} {
 			b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
-				walker := Walker{Registry: env.reg, Store: env.store}
+				walker := graph.Walker{Registry: env.reg, Store: env.store}
 				leaf := env.objs[env.world.leaves[depth]]
 				res := walker.TrackedOwner(ctx, leaf)
 				if res.Hops != depth || (depth > 0) != (res.Owner != nil) {
@@ -505,7 +507,7 @@ func BenchmarkClosure(b *testing.B) {
 			// the kind in the namespace: ~80s per closure at this size.
 			b.Skip("fake client: List scans the whole namespace; closure at this size not measured")
 		}
-		closure := Closure{Registry: env.reg, Store: env.store}
+		closure := graph.Closure{Registry: env.reg, Store: env.store}
 		root := env.objs[env.world.root]
 		d, err := closure.Descendants(ctx, root)
 		if err != nil || len(d.Pods) != 3 {
@@ -537,7 +539,7 @@ func BenchmarkClosureWidth(b *testing.B) {
 			env := envFor(b, store, closureWidthNamespace)
 			for _, width := range closureWidths {
 				b.Run(fmt.Sprintf("descendants=%d", width), func(b *testing.B) {
-					closure := Closure{Registry: env.reg, Store: env.store}
+					closure := graph.Closure{Registry: env.reg, Store: env.store}
 					root := env.objs[env.world.wide[width]]
 					d, err := closure.Descendants(ctx, root)
 					if err != nil || len(d.Pods) != width-1 {
@@ -559,11 +561,11 @@ func BenchmarkClosureWidth(b *testing.B) {
 // from the attributed pods, and the document, for a vLLM Deployment with one
 // container and two running pods, and for one with 20 containers and 10 pods.
 func BenchmarkBuildReport(b *testing.B) {
-	reg, err := NewRegistry(apps.New())
+	reg, err := graph.NewRegistry(apps.New())
 	if err != nil {
 		b.Fatal(err)
 	}
-	entry, _ := reg.Lookup(deployGVK.GroupKind())
+	entry, _ := reg.Lookup(coretest.DeployGVK.GroupKind())
 	tool := document.Tool{Name: document.ToolName, Version: "v0.1.0"}
 	for _, tc := range []struct {
 		name             string
@@ -586,7 +588,7 @@ func BenchmarkBuildReport(b *testing.B) {
 
 // reportInput is a vLLM Deployment with the given number of containers
 // (the first one vLLM) and its running pods.
-func reportInput(containers, pods int) (*unstructured.Unstructured, Descendants) {
+func reportInput(containers, pods int) (*unstructured.Unstructured, graph.Descendants) {
 	var cs, statuses []any
 	for i := range containers {
 		name, image := fmt.Sprintf("sidecar-%d", i), fmt.Sprintf("registry.example.com/tools/sidecar-%d:1.%d.0", i, i)
@@ -624,7 +626,7 @@ func reportInput(containers, pods int) (*unstructured.Unstructured, Descendants)
 			},
 		},
 	}}
-	var desc Descendants
+	var desc graph.Descendants
 	for i := range pods {
 		p := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Pod",

@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -252,12 +254,12 @@ func heapAfterGC() uint64 {
 // transform before transform.go), and aibom (TransformFor, what
 // Supervisor.start configures).
 func BenchmarkCacheMemory(b *testing.B) {
-	reg := testRegistry(b)
+	reg := coretest.TestRegistry(b)
 	for _, k := range []struct {
 		gvkKind string
 		n       int
 	}{{"Pod", cacheMemPods}, {"Deployment", cacheMemDeployments}, {"ReplicaSet", cacheMemReplicaSets}} {
-		var e Entry
+		var e graph.Entry
 		for _, en := range reg.Entries() {
 			if en.Kind.Kind == k.gvkKind {
 				e = en
@@ -293,20 +295,20 @@ func BenchmarkCacheMemory(b *testing.B) {
 
 // cacheMemFill starts one kind's cache over the list in data, waits for it to
 // sync, and returns the live heap it holds.
-func cacheMemFill(b *testing.B, e Entry, data []byte, n int, transform toolscache.TransformFunc) int64 {
+func cacheMemFill(b *testing.B, e graph.Entry, data []byte, n int, transform toolscache.TransformFunc) int64 {
 	b.Helper()
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(e.GVK(), meta.RESTScopeNamespace)
 	listGVK := e.GVK()
 	listGVK.Kind += "List"
 	mapper.Add(listGVK, meta.RESTScopeNamespace)
-	lw := &jsonListerWatcher{data: data, metadata: !NeedsFullObject(e)}
+	lw := &jsonListerWatcher{data: data, metadata: !graph.NeedsFullObject(e)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	before := heapAfterGC()
 	c, err := cache.New(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{
 		HTTPClient:                  http.DefaultClient,
-		Scheme:                      testScheme(),
+		Scheme:                      coretest.TestScheme(),
 		Mapper:                      mapper,
 		DefaultTransform:            transform,
 		ReaderFailOnMissingInformer: true,
@@ -317,18 +319,18 @@ func cacheMemFill(b *testing.B, e Entry, data []byte, n int, transform toolscach
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.IndexField(ctx, NewObject(e), ControllerUIDIndex, ControllerUID); err != nil {
+	if err := c.IndexField(ctx, graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID); err != nil {
 		b.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
 		b.Fatal("cache did not sync")
 	}
-	objs, err := ReaderStore{Reader: c}.InNamespace(ctx, e, benchNamespace)
+	objs, err := graph.ReaderStore{Reader: c}.InNamespace(ctx, e, benchNamespace)
 	if err != nil || len(objs) != n {
 		b.Fatalf("cache holds %d objects, want %d (%v)", len(objs), n, err)
 	}
-	if e.GroupKind() == PodGroupKind && len(runningImages(objs[0])) != 3 {
+	if e.GroupKind() == graph.PodGroupKind && len(runningImages(objs[0])) != 3 {
 		b.Fatal("the running image of a cached pod is lost")
 	}
 	objs = nil

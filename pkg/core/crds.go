@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -29,7 +30,7 @@ func (c *crdWatch) healthy() bool { return c.synced.Load() && !c.trouble.Load() 
 
 // get returns a kind's CRD from the cache (nil when it has none); known is
 // false when the cache cannot answer.
-func (c *crdWatch) get(e Entry) (crd client.Object, known bool) {
+func (c *crdWatch) get(e graph.Entry) (crd client.Object, known bool) {
 	if !c.healthy() || c.informer == nil {
 		return nil, false
 	}

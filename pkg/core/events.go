@@ -20,6 +20,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[Request]
@@ -44,8 +45,8 @@ type adder interface{ Add(Request) }
 //     namespace (RootCache). A chain of any length is resolved one queue item
 //     at a time, interleaved with every other namespace's work.
 type EventMapper struct {
-	Registry *Registry
-	Store    Store
+	Registry *graph.Registry
+	Store    graph.Store
 	// Reader lists AIBOMs when a namespace opts in or out.
 	Reader client.Reader
 	// Namespaces is the enqueue filter; nil lets every event through.
@@ -101,12 +102,12 @@ const maxLevels = 4096
 // OnAdd handles the creation of an object of a registered kind. A creation
 // invalidates no cached level: levels that a new owner could change (owner
 // not found) are never cached.
-func (m EventMapper) OnAdd(_ context.Context, e Entry, obj client.Object, q adder) {
+func (m EventMapper) OnAdd(_ context.Context, e graph.Entry, obj client.Object, q adder) {
 	m.enqueue(e, obj, true, q)
 }
 
 // OnUpdate handles an update of an object of a registered kind.
-func (m EventMapper) OnUpdate(_ context.Context, e Entry, oldObj, newObj client.Object, q adder) {
+func (m EventMapper) OnUpdate(_ context.Context, e graph.Entry, oldObj, newObj client.Object, q adder) {
 	if oldObj.GetUID() != newObj.GetUID() {
 		// Deleted and re-created under the same name, seen as one update
 		// (a relist after a watch gap): the children of both objects are
@@ -128,13 +129,13 @@ func (m EventMapper) OnUpdate(_ context.Context, e Entry, oldObj, newObj client.
 }
 
 // OnDelete handles the deletion of an object of a registered kind.
-func (m EventMapper) OnDelete(_ context.Context, e Entry, obj client.Object, q adder) {
+func (m EventMapper) OnDelete(_ context.Context, e graph.Entry, obj client.Object, q adder) {
 	m.Roots.invalidate(obj.GetNamespace())
 	m.enqueue(e, obj, true, q)
 }
 
 // InformerHandler adapts the mapper to a client-go informer of one kind.
-func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q adder) toolscache.ResourceEventHandler {
+func (m EventMapper) InformerHandler(ctx context.Context, e graph.Entry, q adder) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if o, ok := obj.(client.Object); ok {
@@ -162,7 +163,7 @@ func (m EventMapper) InformerHandler(ctx context.Context, e Entry, q adder) tool
 // enqueue is the whole of an informer event's work: the object itself (when
 // tracked), the root above its controller owner, and, withDescendants, its
 // tracked descendants, as requests for the workers. No read, no walk.
-func (m EventMapper) enqueue(e Entry, obj client.Object, withDescendants bool, q adder) {
+func (m EventMapper) enqueue(e graph.Entry, obj client.Object, withDescendants bool, q adder) {
 	if sq, ok := q.(*standbyQueue); ok && !sq.attached() {
 		return // a follower: everything is replayed once it leads
 	}
@@ -181,7 +182,7 @@ func (m EventMapper) enqueue(e Entry, obj client.Object, withDescendants bool, q
 		q.Add(Request{GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName()})
 	}
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-		if gk := refGroupKind(ref); m.Registry.Registered(gk) {
+		if gk := graph.RefGroupKind(ref); m.Registry.Registered(gk) {
 			q.Add(Request{Op: OpRootOf, GroupKind: gk, Namespace: ns, Name: ref.Name, UID: ref.UID})
 		}
 	}
@@ -250,11 +251,11 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 	}
 	setGVK(obj, entry)
 	var next *Request
-	walk := Walker{Registry: m.Registry, Store: m.Store}.TrackedOwner(ctx, obj)
+	walk := graph.Walker{Registry: m.Registry, Store: m.Store}.TrackedOwner(ctx, obj)
 	switch {
 	case walk.Owner != nil:
 		next = &Request{Op: OpRootOf, GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)}
-	case walk.Reason == ReasonNotSynced:
+	case walk.Reason == graph.ReasonNotSynced:
 		// Undecided: the owner kind's sync replays its objects, and with
 		// them this level.
 		return
@@ -272,12 +273,12 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 // owner found, or a walk that ended for a reason no creation can change. An
 // owner not found yet (it may arrive) or a kind not readable yet (it may
 // sync) is resolved again next time.
-func cacheable(w WalkResult) bool {
+func cacheable(w graph.WalkResult) bool {
 	if w.Owner != nil {
 		return true
 	}
 	switch w.Reason {
-	case ReasonRoot, ReasonUntrackedKind, ReasonDepthCap, ReasonCycle, ReasonUIDMismatch:
+	case graph.ReasonRoot, graph.ReasonUntrackedKind, graph.ReasonDepthCap, graph.ReasonCycle, graph.ReasonUIDMismatch:
 		return true
 	}
 	return false
@@ -308,7 +309,7 @@ func (m EventMapper) descendants(ctx context.Context, req Request, q adder) {
 	stub.SetNamespace(req.Namespace)
 	stub.SetName(req.Name)
 	stub.SetUID(req.UID)
-	desc, err := Closure{Registry: m.Registry, Store: m.Store}.Descendants(ctx, stub)
+	desc, err := graph.Closure{Registry: m.Registry, Store: m.Store}.Descendants(ctx, stub)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing descendants for an event; they are re-evaluated on their own next event")
 		return
@@ -321,9 +322,9 @@ func (m EventMapper) descendants(ctx context.Context, req Request, q adder) {
 // relevantChange reports whether an update can change a document: for tracked
 // kinds anything but status, for pods the running images, for other
 // walk-only kinds nothing but ownership (handled by the caller).
-func relevantChange(e Entry, oldObj, newObj client.Object) bool {
+func relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
 	switch {
-	case e.GroupKind() == PodGroupKind:
+	case e.GroupKind() == graph.PodGroupKind:
 		return !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj))
 	case e.Tracked(), e.Role == adapter.RoleReferenced:
 		return oldObj.GetGeneration() != newObj.GetGeneration() ||
@@ -390,11 +391,11 @@ func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
 // could skip a live kind that its new objects are controlled by, and miss
 // the pods below them.
 func (m EventMapper) learnLiveKinds(ctx context.Context, ns string) {
-	live, ok := m.Store.(LiveReads)
+	live, ok := m.Store.(graph.LiveReads)
 	if !ok || !m.Namespaces.OptedIn(ns) {
 		return
 	}
-	ctx = WithReadMemo(ctx)
+	ctx = graph.WithReadMemo(ctx)
 	for _, e := range m.Registry.Entries() {
 		if !live.ReadsLive(e) {
 			continue
@@ -453,7 +454,7 @@ func subjectGroupKind(a *v1alpha1.AIBOM) (schema.GroupKind, bool) {
 
 // setGVK makes sure an object from an event carries its kind: the walk and
 // the closure read it from the object.
-func setGVK(obj client.Object, e Entry) {
+func setGVK(obj client.Object, e graph.Entry) {
 	if obj.GetObjectKind().GroupVersionKind().Empty() {
 		obj.GetObjectKind().SetGroupVersionKind(e.GVK())
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,15 +24,15 @@ func newTestQueue(t *testing.T) workqueue.TypedRateLimitingInterface[Request] {
 // enqueue.
 type readlessStore struct{ t *testing.T }
 
-func (s readlessStore) Get(context.Context, Entry, string, string) (client.Object, error) {
+func (s readlessStore) Get(context.Context, graph.Entry, string, string) (client.Object, error) {
 	s.t.Fatal("an informer handler read the store (Get)")
 	return nil, nil
 }
-func (s readlessStore) ControlledBy(context.Context, Entry, string, types.UID) ([]client.Object, error) {
+func (s readlessStore) ControlledBy(context.Context, graph.Entry, string, types.UID) ([]client.Object, error) {
 	s.t.Fatal("an informer handler read the store (ControlledBy)")
 	return nil, nil
 }
-func (s readlessStore) InNamespace(context.Context, Entry, string) ([]client.Object, error) {
+func (s readlessStore) InNamespace(context.Context, graph.Entry, string) ([]client.Object, error) {
 	s.t.Fatal("an informer handler read the store (InNamespace)")
 	return nil, nil
 }
@@ -40,37 +42,37 @@ func (s readlessStore) InNamespace(context.Context, Entry, string) ([]client.Obj
 // unchanged: the child rolled up into the old owner is re-walked (it is a
 // root now: its reference names the old UID).
 func TestOwnerUIDChangeViaUpdateRewalksTheChildren(t *testing.T) {
-	reg := testRegistry(t)
-	w := &world{}
-	oldOwner := w.add(widgetGVK, "graph", nil)
-	child := w.add(deployGVK, "worker", oldOwner)
-	newOwner := w.add(widgetGVK, "other", nil)
+	reg := coretest.TestRegistry(t)
+	w := &coretest.World{}
+	oldOwner := w.Add(coretest.WidgetGVK, "graph", nil)
+	child := w.Add(coretest.DeployGVK, "worker", oldOwner)
+	newOwner := w.Add(coretest.WidgetGVK, "other", nil)
 	newOwner.SetName("graph") // same name, another UID
-	newChild := w.add(deployGVK, "fresh", newOwner)
+	newChild := w.Add(coretest.DeployGVK, "fresh", newOwner)
 	// The store holds what the cache holds after the relist: the new owner,
 	// the stale child and the new owner's child.
-	store := NewMemoryStore([]client.Object{newOwner, child, newChild})
+	store := graph.NewMemoryStore([]client.Object{newOwner, child, newChild})
 	m := EventMapper{Registry: reg, Store: store, Roots: NewRootCache()}
 	q := newTestQueue(t)
 	ctx := context.Background()
 
-	m.OnUpdate(ctx, entryOf(t, reg, widgetGVK), oldOwner, newOwner, q)
+	m.OnUpdate(ctx, entryOf(t, reg, coretest.WidgetGVK), oldOwner, newOwner, q)
 	got := drainMapped(ctx, m, q)
-	require.Contains(t, got, Request{GroupKind: deployGVK.GroupKind(), Namespace: ns, Name: "worker"}, "the stale child of the old UID")
-	require.Contains(t, got, Request{GroupKind: deployGVK.GroupKind(), Namespace: ns, Name: "fresh"}, "the new owner's child")
-	require.Contains(t, got, Request{GroupKind: widgetGVK.GroupKind(), Namespace: ns, Name: "graph"})
+	require.Contains(t, got, Request{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "worker"}, "the stale child of the old UID")
+	require.Contains(t, got, Request{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "fresh"}, "the new owner's child")
+	require.Contains(t, got, Request{GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: coretest.Ns, Name: "graph"})
 }
 
 // Informer handlers only enqueue: no read, whatever the event; and events of
 // a namespace that has not opted in enqueue nothing at all.
 func TestHandlersOnlyEnqueueAndFilterNamespaces(t *testing.T) {
-	reg := testRegistry(t)
-	w := &world{}
-	d := w.add(deployGVK, "d", nil)
-	rs := w.add(rsGVK, "d-1", d)
-	pod := w.add(podGVK, "d-1-x", rs)
+	reg := coretest.TestRegistry(t)
+	w := &coretest.World{}
+	d := w.Add(coretest.DeployGVK, "d", nil)
+	rs := w.Add(coretest.RsGVK, "d-1", d)
+	pod := w.Add(coretest.PodGVK, "d-1-x", rs)
 	set := NewNamespaceSet()
-	set.set(optedIn(ns))
+	set.set(optedIn(coretest.Ns))
 	m := EventMapper{Registry: reg, Store: readlessStore{t}, Namespaces: set, Roots: NewRootCache()}
 	q := newTestQueue(t)
 	ctx := context.Background()
@@ -97,23 +99,23 @@ func TestHandlersOnlyEnqueueAndFilterNamespaces(t *testing.T) {
 // item, each level at most MaxWalkDepth hops plus the walk's cycle check;
 // the levels are cached until an ownership change in the namespace.
 func TestLongChainIsResolvedOneLevelPerItem(t *testing.T) {
-	reg := testRegistry(t)
-	w := &world{}
+	reg := coretest.TestRegistry(t)
+	w := &coretest.World{}
 	const n = 600
 	var prev client.Object
 	for i := range n {
-		prev = w.add(deployGVK, fmt.Sprintf("d%03d", i), prev)
+		prev = w.Add(coretest.DeployGVK, fmt.Sprintf("d%03d", i), prev)
 	}
-	rs := w.add(rsGVK, "rs", prev)
-	pod := w.add(podGVK, "pod", rs)
-	counting := &countingStore{Store: NewMemoryStore(w.objs)}
+	rs := w.Add(coretest.RsGVK, "rs", prev)
+	pod := w.Add(coretest.PodGVK, "pod", rs)
+	counting := &countingStore{Store: graph.NewMemoryStore(w.Objs)}
 	m := EventMapper{Registry: reg, Store: counting, Roots: NewRootCache()}
 	q := newTestQueue(t)
 	ctx := context.Background()
 
-	m.OnUpdate(ctx, entryOf(t, reg, podGVK), pod, pod, q) // not relevant: nothing
+	m.OnUpdate(ctx, entryOf(t, reg, coretest.PodGVK), pod, pod, q) // not relevant: nothing
 	require.Zero(t, q.Len())
-	m.OnDelete(ctx, entryOf(t, reg, podGVK), pod, q)
+	m.OnDelete(ctx, entryOf(t, reg, coretest.PodGVK), pod, q)
 	items, maxReads := 0, 0
 	var reconciles []Request
 	for q.Len() > 0 {
@@ -127,14 +129,14 @@ func TestLongChainIsResolvedOneLevelPerItem(t *testing.T) {
 		maxReads = max(maxReads, counting.gets-before)
 		q.Done(req)
 	}
-	require.Equal(t, []Request{{GroupKind: deployGVK.GroupKind(), Namespace: ns, Name: "d000"}}, reconciles, "the chain's root")
+	require.Equal(t, []Request{{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "d000"}}, reconciles, "the chain's root")
 	require.LessOrEqual(t, items, n+2)
-	require.LessOrEqual(t, maxReads, 1+MaxWalkDepth+maxClimb, "one level per item: bounded reads")
+	require.LessOrEqual(t, maxReads, 1+graph.MaxWalkDepth+graph.MaxClimb, "one level per item: bounded reads")
 
 	// Again (a creation changes no cached level): the cached levels are
 	// followed in one item, without a read.
 	counting.gets = 0
-	m.OnAdd(ctx, entryOf(t, reg, podGVK), pod, q)
+	m.OnAdd(ctx, entryOf(t, reg, coretest.PodGVK), pod, q)
 	items = 0
 	reconciles = nil
 	for q.Len() > 0 {
@@ -146,12 +148,12 @@ func TestLongChainIsResolvedOneLevelPerItem(t *testing.T) {
 		}
 		q.Done(req)
 	}
-	require.Equal(t, []Request{{GroupKind: deployGVK.GroupKind(), Namespace: ns, Name: "d000"}}, reconciles)
+	require.Equal(t, []Request{{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "d000"}}, reconciles)
 	require.LessOrEqual(t, items, 2, "root_of through cached levels, and the pod's descendants")
 	require.Zero(t, counting.gets, "resolved levels are cached")
 
 	// An ownership change in the namespace invalidates them.
-	m.OnDelete(ctx, entryOf(t, reg, podGVK), pod, q)
+	m.OnDelete(ctx, entryOf(t, reg, coretest.PodGVK), pod, q)
 	drainMapped(ctx, m, q)
 	require.Positive(t, counting.gets)
 }

@@ -3,9 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/prometheus/client_golang/prometheus"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,12 +52,12 @@ func (s *Supervisor) FallbackKinds() []schema.GroupKind {
 }
 
 // fallbackCandidate: only walk-only kinds read as metadata may be read live.
-func fallbackCandidate(e Entry) bool { return !NeedsFullObject(e) }
+func fallbackCandidate(e graph.Entry) bool { return !graph.NeedsFullObject(e) }
 
 // needsFallback reports whether the controller may get and list but not
 // watch a kind, asking the API server (SelfSubjectAccessReview, cluster-wide). On an
 // error the kind is left as it is (an informer at start).
-func (s *Supervisor) needsFallback(ctx context.Context, e Entry) (bool, error) {
+func (s *Supervisor) needsFallback(ctx context.Context, e graph.Entry) (bool, error) {
 	if s.authz == nil || !fallbackCandidate(e) {
 		return false, nil
 	}
@@ -92,7 +92,7 @@ func (s *Supervisor) needsFallback(ctx context.Context, e Entry) (bool, error) {
 }
 
 // startFallback serves a kind by live reads.
-func (s *Supervisor) startFallback(ctx context.Context, e Entry) {
+func (s *Supervisor) startFallback(ctx context.Context, e graph.Entry) {
 	kctx, cancel := context.WithCancel(ctx)
 	kw := &kindWatch{entry: e, cancel: cancel, fallback: true}
 	s.mu.Lock()
@@ -129,13 +129,13 @@ func (s *Supervisor) replayRoots(ctx context.Context, kw *kindWatch) {
 	if !s.queue.attached() {
 		return // a follower: replayAll runs once it leads
 	}
-	ctx = WithReadMemo(ctx)
+	ctx = graph.WithReadMemo(ctx)
 	objs, err := s.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
 	if err != nil {
 		s.Log.Error(err, "replaying a live-read kind's roots", "kind", kw.entry.Kind.String())
 		return
 	}
-	walker := Walker{Registry: s.Registry, Store: s}
+	walker := graph.Walker{Registry: s.Registry, Store: s}
 	seen := map[types.UID]bool{}
 	for _, obj := range objs {
 		if root := walker.Root(ctx, obj); root != nil && !seen[types.UID(root.UID)] {
@@ -145,132 +145,17 @@ func (s *Supervisor) replayRoots(ctx context.Context, kw *kindWatch) {
 	}
 }
 
-// ReadMemo memoises live reads of the kinds on the fallback for as long as
-// the context that carries it: each kind's namespace is listed at most once,
-// and an object read once is not read again. The closure puts one in its
-// context when it finds none, so that a root reconcile costs at most one
-// list per such kind. A memo may serve stale objects: it must not outlive
-// one reconcile or one event.
-type ReadMemo struct {
-	mu    sync.Mutex
-	lists map[memoKey]*memoList
-	gets  map[memoKey]*memoGet
-}
-
-type memoKey struct {
-	gk              schema.GroupKind
-	namespace, name string
-}
-
-// memoList is one list, read by the first caller; ready closes when it is
-// in.
-type memoList struct {
-	ready chan struct{}
-	objs  []client.Object
-	err   error
-	// byName indexes objs by namespace and name.
-	byName map[types.NamespacedName]client.Object
-}
-
-type memoGet struct {
-	once sync.Once
-	obj  client.Object
-	err  error
-}
-
-type readMemoKey struct{}
-
-// WithReadMemo returns a context carrying a new ReadMemo.
-func WithReadMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, readMemoKey{}, &ReadMemo{})
-}
-
-func readMemoFrom(ctx context.Context) *ReadMemo {
-	m, _ := ctx.Value(readMemoKey{}).(*ReadMemo)
-	return m
-}
-
-// list returns the memoised list of a kind's namespace, listing it once.
-func (m *ReadMemo) list(gk schema.GroupKind, namespace string, fetch func() ([]client.Object, error)) ([]client.Object, error) {
-	if m == nil {
-		return fetch()
-	}
-	key := memoKey{gk: gk, namespace: namespace}
-	m.mu.Lock()
-	l, listing := m.lists[key], false
-	if l == nil {
-		if m.lists == nil {
-			m.lists = map[memoKey]*memoList{}
-		}
-		l, listing = &memoList{ready: make(chan struct{})}, true
-		m.lists[key] = l
-	}
-	m.mu.Unlock()
-	if listing {
-		l.objs, l.err = fetch()
-		l.byName = make(map[types.NamespacedName]client.Object, len(l.objs))
-		for _, o := range l.objs {
-			l.byName[types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}] = o
-		}
-		close(l.ready)
-	}
-	<-l.ready
-	return l.objs, l.err
-}
-
-// lookup returns an object from a memoised list of its namespace (or of
-// every namespace), nil when no such list was read or it does not hold it.
-func (m *ReadMemo) lookup(gk schema.GroupKind, namespace, name string) client.Object {
-	if m == nil {
-		return nil
-	}
-	m.mu.Lock()
-	l := m.lists[memoKey{gk: gk, namespace: namespace}]
-	if l == nil && namespace != metav1.NamespaceAll {
-		l = m.lists[memoKey{gk: gk, namespace: metav1.NamespaceAll}]
-	}
-	m.mu.Unlock()
-	if l == nil {
-		return nil
-	}
-	<-l.ready // a list in flight
-	if l.err != nil {
-		return nil
-	}
-	return l.byName[types.NamespacedName{Namespace: namespace, Name: name}]
-}
-
-// get returns the memoised object, reading it once.
-func (m *ReadMemo) get(gk schema.GroupKind, namespace, name string, fetch func() (client.Object, error)) (client.Object, error) {
-	if m == nil {
-		return fetch()
-	}
-	key := memoKey{gk: gk, namespace: namespace, name: name}
-	m.mu.Lock()
-	g := m.gets[key]
-	if g == nil {
-		if m.gets == nil {
-			m.gets = map[memoKey]*memoGet{}
-		}
-		g = &memoGet{}
-		m.gets[key] = g
-	}
-	m.mu.Unlock()
-	g.once.Do(func() { g.obj, g.err = fetch() })
-	return g.obj, g.err
-}
-
 // liveGet reads one object of a kind on the fallback: from the memo's list of
 // its namespace when there is one, else one live metadata GET.
 func (s *Supervisor) liveGet(ctx context.Context, kw *kindWatch, namespace, name string) (client.Object, error) {
 	e := kw.entry
-	memo := readMemoFrom(ctx)
-	if o := memo.lookup(e.GroupKind(), namespace, name); o != nil {
+	memo := graph.ReadMemoFrom(ctx)
+	if o := memo.Lookup(e.GroupKind(), namespace, name); o != nil {
 		return o, nil
 	}
 	// Not listed, or not in the list (it may be younger than the list):
 	// read it.
-	return memo.get(e.GroupKind(), namespace, name, func() (client.Object, error) {
+	return memo.Get(e.GroupKind(), namespace, name, func() (client.Object, error) {
 		obj, err := s.meta.Resource(e.GroupVersionResourceServed()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("%s %s/%s: %w", e.Kind.String(), namespace, name, err)
@@ -286,7 +171,7 @@ func (s *Supervisor) liveGet(ctx context.Context, kw *kindWatch, namespace, name
 // once per memo.
 func (s *Supervisor) liveList(ctx context.Context, kw *kindWatch, namespace string) ([]client.Object, error) {
 	e := kw.entry
-	return readMemoFrom(ctx).list(e.GroupKind(), namespace, func() ([]client.Object, error) {
+	return graph.ReadMemoFrom(ctx).List(e.GroupKind(), namespace, func() ([]client.Object, error) {
 		// One request, not pages: the count of requests per reconcile is
 		// the point of the memo, and metadata lists are small.
 		list, err := s.meta.Resource(e.GroupVersionResourceServed()).Namespace(namespace).List(ctx, metav1.ListOptions{})
@@ -308,9 +193,9 @@ func (s *Supervisor) liveList(ctx context.Context, kw *kindWatch, namespace stri
 // recordController adds the kind of an object's controller to its kind's
 // record (MayBeControlledBy), as the informer transform does for cached
 // kinds.
-func (s *Supervisor) recordController(e Entry, obj client.Object) {
+func (s *Supervisor) recordController(e graph.Entry, obj client.Object) {
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-		s.ownerKindsOf(e.GroupKind()).add(refGroupKind(ref))
+		s.ownerKindsOf(e.GroupKind()).add(graph.RefGroupKind(ref))
 	}
 }
 

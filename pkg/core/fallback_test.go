@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +28,8 @@ type fallbackWorld struct {
 	root   *unstructured.Unstructured
 	pods   []*unstructured.Unstructured
 	gears  []*metav1.PartialObjectMetadata
-	reg    *Registry
-	widget Entry
+	reg    *graph.Registry
+	widget graph.Entry
 }
 
 func ref(gvk schema.GroupVersionKind, name string, uid types.UID) metav1.OwnerReference {
@@ -36,49 +38,49 @@ func ref(gvk schema.GroupVersionKind, name string, uid types.UID) metav1.OwnerRe
 
 func newFallbackWorld(t *testing.T) *fallbackWorld {
 	t.Helper()
-	w := &fallbackWorld{reg: testRegistry(t)}
-	w.widget = entryOf(t, w.reg, widgetGVK)
+	w := &fallbackWorld{reg: coretest.TestRegistry(t)}
+	w.widget = entryOf(t, w.reg, coretest.WidgetGVK)
 	w.root = &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
-	w.root.SetGroupVersionKind(widgetGVK)
-	w.root.SetNamespace(ns)
+	w.root.SetGroupVersionKind(coretest.WidgetGVK)
+	w.root.SetNamespace(coretest.Ns)
 	w.root.SetName("root")
 	w.root.SetUID("uid-root")
 	gear := func(name string, uid types.UID, owner metav1.OwnerReference) *metav1.PartialObjectMetadata {
-		g := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid, OwnerReferences: []metav1.OwnerReference{owner},
+		g := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: coretest.Ns, Name: name, UID: uid, OwnerReferences: []metav1.OwnerReference{owner},
 			Annotations: map[string]string{LastAppliedAnnotation: "{}"}}}
-		g.SetGroupVersionKind(gearGVK)
+		g.SetGroupVersionKind(coretest.GearGVK)
 		w.gears = append(w.gears, g)
 		return g
 	}
-	gear("g1", "uid-g1", ref(widgetGVK, "root", "uid-root"))
-	g2 := gear("g2", "uid-g2", ref(gearGVK, "g1", "uid-g1"))
-	gear("other", "uid-other", ref(widgetGVK, "elsewhere", "uid-elsewhere"))
+	gear("g1", "uid-g1", ref(coretest.WidgetGVK, "root", "uid-root"))
+	g2 := gear("g2", "uid-g2", ref(coretest.GearGVK, "g1", "uid-g1"))
+	gear("other", "uid-other", ref(coretest.WidgetGVK, "elsewhere", "uid-elsewhere"))
 	for i := range 2 {
 		p := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"containerStatuses": []any{
 			map[string]any{"name": "main", "image": "img:1", "imageID": fmt.Sprintf("img@sha256:%064d", i)}}}}}
-		p.SetGroupVersionKind(podGVK)
-		p.SetNamespace(ns)
+		p.SetGroupVersionKind(coretest.PodGVK)
+		p.SetNamespace(coretest.Ns)
 		p.SetName(fmt.Sprintf("pod-%d", i))
 		p.SetUID(types.UID(fmt.Sprintf("uid-pod-%d", i)))
-		p.SetOwnerReferences([]metav1.OwnerReference{ref(gearGVK, g2.Name, g2.UID)})
+		p.SetOwnerReferences([]metav1.OwnerReference{ref(coretest.GearGVK, g2.Name, g2.UID)})
 		w.pods = append(w.pods, p)
 	}
 
 	w.sup = &Supervisor{Registry: w.reg}
 	w.sup.init()
 	podList := &unstructured.UnstructuredList{}
-	podList.SetGroupVersionKind(podGVK.GroupVersion().WithKind("PodList"))
+	podList.SetGroupVersionKind(coretest.PodGVK.GroupVersion().WithKind("PodList"))
 	podList.SetResourceVersion("1")
 	for _, p := range w.pods {
 		podList.Items = append(podList.Items, *p.DeepCopy())
 	}
-	startMemoryCache(t, w.sup, entryOf(t, w.reg, podGVK), podList)
+	startMemoryCache(t, w.sup, entryOf(t, w.reg, coretest.PodGVK), podList)
 	widgets := &unstructured.UnstructuredList{}
-	widgets.SetGroupVersionKind(widgetGVK.GroupVersion().WithKind("WidgetList"))
+	widgets.SetGroupVersionKind(coretest.WidgetGVK.GroupVersion().WithKind("WidgetList"))
 	widgets.SetResourceVersion("1")
 	widgets.Items = append(widgets.Items, *w.root.DeepCopy())
 	startMemoryCache(t, w.sup, w.widget, widgets)
-	for _, gvk := range []schema.GroupVersionKind{deployGVK, stsGVK, rsGVK, secretGVK} {
+	for _, gvk := range []schema.GroupVersionKind{coretest.DeployGVK, coretest.StsGVK, coretest.RsGVK, coretest.SecretGVK} {
 		e := entryOf(t, w.reg, gvk)
 		startMemoryCache(t, w.sup, e, listOf(e, nil))
 	}
@@ -91,8 +93,8 @@ func newFallbackWorld(t *testing.T) *fallbackWorld {
 	}
 	w.meta = metadatafake.NewSimpleMetadataClient(scheme, objs...)
 	w.sup.meta = w.meta
-	kw := &kindWatch{entry: entryOf(t, w.reg, gearGVK), fallback: true, cancel: func() {}}
-	w.sup.kinds[gearGVK.GroupKind()] = kw
+	kw := &kindWatch{entry: entryOf(t, w.reg, coretest.GearGVK), fallback: true, cancel: func() {}}
+	w.sup.kinds[coretest.GearGVK.GroupKind()] = kw
 	require.NoError(t, w.sup.syncFallback(context.Background(), kw))
 	w.meta.ClearActions()
 	return w
@@ -114,7 +116,7 @@ func (w *fallbackWorld) requests(from int) []string {
 func TestFallbackClosureListsEachKindOncePerClosure(t *testing.T) {
 	w := newFallbackWorld(t)
 	ctx := context.Background()
-	closure := Closure{Registry: w.reg, Store: w.sup}
+	closure := graph.Closure{Registry: w.reg, Store: w.sup}
 
 	d, err := closure.Descendants(ctx, w.root)
 	require.NoError(t, err)
@@ -131,7 +133,7 @@ func TestFallbackClosureListsEachKindOncePerClosure(t *testing.T) {
 	require.Equal(t, []string{"list gears"}, w.requests(n))
 
 	// A context that already carries a memo shares it.
-	mctx := WithReadMemo(ctx)
+	mctx := graph.WithReadMemo(ctx)
 	n = len(w.meta.Actions())
 	for range 3 {
 		_, err = closure.Descendants(mctx, w.root)
@@ -145,7 +147,7 @@ func TestFallbackClosureListsEachKindOncePerClosure(t *testing.T) {
 func TestFallbackWalkGetsEachHopLive(t *testing.T) {
 	w := newFallbackWorld(t)
 	ctx := context.Background()
-	walker := Walker{Registry: w.reg, Store: w.sup}
+	walker := graph.Walker{Registry: w.reg, Store: w.sup}
 
 	res := walker.TrackedOwner(ctx, w.pods[0])
 	require.NotNil(t, res.Owner, "%+v", res)
@@ -153,20 +155,20 @@ func TestFallbackWalkGetsEachHopLive(t *testing.T) {
 	require.Equal(t, 3, res.Hops)
 	require.Equal(t, []string{"get gears", "get gears"}, w.requests(0))
 
-	g, err := w.sup.Get(ctx, entryOf(t, w.reg, gearGVK), ns, "g1")
+	g, err := w.sup.Get(ctx, entryOf(t, w.reg, coretest.GearGVK), coretest.Ns, "g1")
 	require.NoError(t, err)
-	require.Equal(t, gearGVK, g.GetObjectKind().GroupVersionKind())
+	require.Equal(t, coretest.GearGVK, g.GetObjectKind().GroupVersionKind())
 	require.NotContains(t, g.GetAnnotations(), LastAppliedAnnotation)
 
 	// g2 re-created under the same name with another UID: the stale pod's
 	// reference names the old UID, and the walk rejects the edge.
-	require.NoError(t, w.meta.Tracker().Delete(gearGVK.GroupVersion().WithResource("gears"), ns, "g2"))
+	require.NoError(t, w.meta.Tracker().Delete(coretest.GearGVK.GroupVersion().WithResource("gears"), coretest.Ns, "g2"))
 	fresh := w.gears[1].DeepCopy()
 	fresh.UID = "uid-g2-new"
 	require.NoError(t, w.meta.Tracker().Add(fresh))
 	res = walker.TrackedOwner(ctx, w.pods[0])
 	require.Nil(t, res.Owner)
-	require.Equal(t, ReasonUIDMismatch, res.Reason)
+	require.Equal(t, graph.ReasonUIDMismatch, res.Reason)
 }
 
 // A kind on the fallback that may not be listed after all: the closure
@@ -175,9 +177,9 @@ func TestFallbackWalkGetsEachHopLive(t *testing.T) {
 func TestFallbackForbiddenListIsAMiss(t *testing.T) {
 	w := newFallbackWorld(t)
 	w.meta.PrependReactor("list", "gears", func(clienttesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: gearGVK.Group, Resource: "gears"}, "", fmt.Errorf("denied"))
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: coretest.GearGVK.Group, Resource: "gears"}, "", fmt.Errorf("denied"))
 	})
-	d, err := Closure{Registry: w.reg, Store: w.sup}.Descendants(context.Background(), w.root)
+	d, err := graph.Closure{Registry: w.reg, Store: w.sup}.Descendants(context.Background(), w.root)
 	require.NoError(t, err)
 	require.Empty(t, d.Pods)
 	require.Equal(t, []string{"Gear.example.com"}, d.Misses)
@@ -188,22 +190,22 @@ func TestFallbackForbiddenListIsAMiss(t *testing.T) {
 // queried, whether cached or read live; unreadable kinds always are.
 func TestClosureSkipsKindsThatCannotBeControlledByTheParent(t *testing.T) {
 	w := newFallbackWorld(t)
-	pod := entryOf(t, w.reg, podGVK)
-	gear := entryOf(t, w.reg, gearGVK)
-	require.True(t, w.sup.MayBeControlledBy(pod, gearGVK.GroupKind()))
-	require.False(t, w.sup.MayBeControlledBy(pod, rsGVK.GroupKind()))
-	require.False(t, w.sup.MayBeControlledBy(w.widget, gearGVK.GroupKind()))
-	require.False(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, rsGVK), deployGVK.GroupKind()))
+	pod := entryOf(t, w.reg, coretest.PodGVK)
+	gear := entryOf(t, w.reg, coretest.GearGVK)
+	require.True(t, w.sup.MayBeControlledBy(pod, coretest.GearGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(pod, coretest.RsGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(w.widget, coretest.GearGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, coretest.RsGVK), coretest.DeployGVK.GroupKind()))
 	// The live-read Gear, from its first list: Widgets and Gears control
 	// Gears, nothing else does.
-	require.True(t, w.sup.MayBeControlledBy(gear, widgetGVK.GroupKind()))
-	require.True(t, w.sup.MayBeControlledBy(gear, gearGVK.GroupKind()))
-	require.False(t, w.sup.MayBeControlledBy(gear, podGVK.GroupKind()), "live-read kind below a bare pod")
-	require.False(t, w.sup.MayBeControlledBy(gear, deployGVK.GroupKind()), "live-read kind below an owner-less Deployment")
+	require.True(t, w.sup.MayBeControlledBy(gear, coretest.WidgetGVK.GroupKind()))
+	require.True(t, w.sup.MayBeControlledBy(gear, coretest.GearGVK.GroupKind()))
+	require.False(t, w.sup.MayBeControlledBy(gear, coretest.PodGVK.GroupKind()), "live-read kind below a bare pod")
+	require.False(t, w.sup.MayBeControlledBy(gear, coretest.DeployGVK.GroupKind()), "live-read kind below an owner-less Deployment")
 
 	// The closure from a pod lists nothing, live or cached.
 	counting := &countingStore{Store: w.sup}
-	d, err := Closure{Registry: w.reg, Store: counting}.Descendants(context.Background(), w.pods[0])
+	d, err := graph.Closure{Registry: w.reg, Store: counting}.Descendants(context.Background(), w.pods[0])
 	require.NoError(t, err)
 	require.Empty(t, d.Pods)
 	require.Empty(t, d.Misses)
@@ -214,7 +216,7 @@ func TestClosureSkipsKindsThatCannotBeControlledByTheParent(t *testing.T) {
 	// From the root: Widget -> Gear (live) -> Gear (live) -> Pods (cached);
 	// the kinds without such controllers are skipped.
 	counting.lists = 0
-	d, err = Closure{Registry: w.reg, Store: counting}.Descendants(context.Background(), w.root)
+	d, err = graph.Closure{Registry: w.reg, Store: counting}.Descendants(context.Background(), w.root)
 	require.NoError(t, err)
 	require.Len(t, d.Pods, 2)
 	require.ElementsMatch(t, []types.UID{"uid-g1", "uid-g2"}, d.Live, "the live-read objects the closure passed")
@@ -225,13 +227,13 @@ func TestClosureSkipsKindsThatCannotBeControlledByTheParent(t *testing.T) {
 
 	// A walk hop through a Gear teaches the record a new controller kind.
 	require.NoError(t, w.meta.Tracker().Add(&metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gearGVK.GroupVersion().String(), Kind: gearGVK.Kind},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g3", UID: "uid-g3", OwnerReferences: []metav1.OwnerReference{ref(deployGVK, "d", "uid-d")}}}))
-	_, err = w.sup.Get(context.Background(), gear, ns, "g3")
+		TypeMeta:   metav1.TypeMeta{APIVersion: coretest.GearGVK.GroupVersion().String(), Kind: coretest.GearGVK.Kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: coretest.Ns, Name: "g3", UID: "uid-g3", OwnerReferences: []metav1.OwnerReference{ref(coretest.DeployGVK, "d", "uid-d")}}}))
+	_, err = w.sup.Get(context.Background(), gear, coretest.Ns, "g3")
 	require.NoError(t, err)
-	require.True(t, w.sup.MayBeControlledBy(gear, deployGVK.GroupKind()))
+	require.True(t, w.sup.MayBeControlledBy(gear, coretest.DeployGVK.GroupKind()))
 
 	// A kind without a cache is always asked (and reported as a miss).
-	w.sup.stop(rsGVK.GroupKind())
-	require.True(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, rsGVK), deployGVK.GroupKind()))
+	w.sup.stop(coretest.RsGVK.GroupKind())
+	require.True(t, w.sup.MayBeControlledBy(entryOf(t, w.reg, coretest.RsGVK), coretest.DeployGVK.GroupKind()))
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // ManagedByLabel and ManagedBy mark the AIBOMs this controller writes.
@@ -29,7 +30,7 @@ var foreignAIBOMs = prometheus.NewCounterVec(prometheus.CounterOpts{
 // of obj ("" when it is): it describes another subject, or another writer
 // marked it as theirs. An AIBOM without the managed-by label that describes
 // obj (written by an earlier version) is ours.
-func foreignSubject(existing *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructured) string {
+func foreignSubject(existing *v1alpha1.AIBOM, entry graph.Entry, obj *unstructured.Unstructured) string {
 	s := existing.Spec.Subject
 	switch {
 	case s.Kind != entry.Kind.Kind || s.Name != obj.GetName():

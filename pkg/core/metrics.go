@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -74,7 +75,7 @@ func init() {
 	metrics.Registry.MustRegister(foreignAIBOMs, reconcileOutcomes, eventMappings, rollupUnresolved, closureUnreadable, podsUnattributed, watchHealthy, watchErrors, propertiesRefused)
 }
 
-func setHealth(e Entry, healthy bool) {
+func setHealth(e graph.Entry, healthy bool) {
 	v := 0.0
 	if healthy {
 		v = 1

@@ -27,6 +27,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // OptInLabel is the namespace label that opts a namespace in.
@@ -57,13 +58,13 @@ func (r Request) String() string {
 // Reconciler turns a tracked workload into its AIBOM, or removes the AIBOM
 // when the workload is absorbed, deleted or its namespace opted out.
 type Reconciler struct {
-	Registry *Registry
+	Registry *graph.Registry
 	// Store reads registered kinds (normally the informer cache).
-	Store Store
+	Store graph.Store
 	// Kinds tells whether a kind is being removed from the cluster (its CRD
 	// deleted); may be nil.
 	Kinds interface {
-		Removing(ctx context.Context, e Entry) bool
+		Removing(ctx context.Context, e graph.Entry) bool
 	}
 	// Reader reads namespaces and AIBOMs (normally the informer cache).
 	Reader client.Reader
@@ -119,10 +120,12 @@ type Reconciler struct {
 var errStaleCache = errors.New("cache behind the API server")
 
 // Walker returns the upward walk over the reconciler's store.
-func (r *Reconciler) Walker() Walker { return Walker{Registry: r.Registry, Store: r.Store} }
+func (r *Reconciler) Walker() graph.Walker { return graph.Walker{Registry: r.Registry, Store: r.Store} }
 
 // Closure returns the descendant closure over the reconciler's store.
-func (r *Reconciler) Closure() Closure { return Closure{Registry: r.Registry, Store: r.Store} }
+func (r *Reconciler) Closure() graph.Closure {
+	return graph.Closure{Registry: r.Registry, Store: r.Store}
+}
 
 // Reconcile implements reconcile.TypedReconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (reconcile.Result, error) {
@@ -205,7 +208,7 @@ func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (stri
 		r.forgetReach(req)
 		return OutcomeDeleted, r.deleteAIBOM(ctx, aibomKey, "workload deleted")
 	}
-	if errors.Is(err, ErrKindNotReady) {
+	if errors.Is(err, graph.ErrKindNotReady) {
 		// Its informer enqueues every object once it syncs; meanwhile the
 		// AIBOM, if any, is kept.
 		return OutcomeKindUnavailable, nil
@@ -215,7 +218,7 @@ func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (stri
 	}
 
 	walk := r.Walker().TrackedOwner(ctx, obj)
-	if walk.Reason == ReasonNotSynced {
+	if walk.Reason == graph.ReasonNotSynced {
 		// Tracked is what is registered, not what is synced: an owner kind
 		// that cannot be read yet may well absorb this workload. Neither
 		// report it nor remove its AIBOM; try again.
@@ -245,7 +248,7 @@ func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (stri
 
 // report scrapes the root, builds its document and writes the AIBOM when the
 // inputs changed.
-func (r *Reconciler) report(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, key client.ObjectKey) (string, error) {
+func (r *Reconciler) report(ctx context.Context, entry graph.Entry, obj *unstructured.Unstructured, desc graph.Descendants, key client.ObjectKey) (string, error) {
 	existing := &v1alpha1.AIBOM{}
 	if err := r.Reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 		existing = nil
@@ -387,7 +390,7 @@ func (r *Reconciler) warn(obj client.Object, reason, action, message string) {
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, action, "%s", clampMessage(message))
 }
 
-func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.Unstructured, existing *v1alpha1.AIBOM, key client.ObjectKey,
+func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstructured.Unstructured, existing *v1alpha1.AIBOM, key client.ObjectKey,
 	status v1alpha1.AIBOMStatus, ready metav1.Condition, truncated *metav1.Condition, outcome string, sd *sinkDoc) (string, error) {
 	now := metav1.NewTime(r.now())
 	aibom := existing
@@ -461,7 +464,7 @@ func (r *Reconciler) write(ctx context.Context, entry Entry, obj *unstructured.U
 	return outcome, nil
 }
 
-func setSubject(aibom *v1alpha1.AIBOM, entry Entry, obj *unstructured.Unstructured) {
+func setSubject(aibom *v1alpha1.AIBOM, entry graph.Entry, obj *unstructured.Unstructured) {
 	aibom.Spec.Subject = v1alpha1.Subject{APIVersion: obj.GetAPIVersion(), Kind: entry.Kind.Kind, Name: obj.GetName(), UID: string(obj.GetUID())}
 	if aibom.Labels == nil {
 		aibom.Labels = map[string]string{}
@@ -569,12 +572,12 @@ func (r *Reconciler) maxDocumentBytes() int {
 
 // countMiss counts a walk that ended without a tracked owner for a reason
 // other than reaching a root, and logs it once per kind and reason.
-func (r *Reconciler) countMiss(ctx context.Context, walk WalkResult) {
-	if walk.Reason == ReasonRoot || walk.Reason == "" {
+func (r *Reconciler) countMiss(ctx context.Context, walk graph.WalkResult) {
+	if walk.Reason == graph.ReasonRoot || walk.Reason == "" {
 		return
 	}
 	rollupUnresolved.WithLabelValues(walk.MissKind, walk.Reason).Inc()
-	if walk.Reason == ReasonUntrackedKind {
+	if walk.Reason == graph.ReasonUntrackedKind {
 		return // an owner of a kind nobody declared is ordinary, not a fault
 	}
 	if _, loaded := r.missLogged.LoadOrStore(walk.MissKind+"/"+walk.Reason, true); !loaded {
@@ -586,7 +589,7 @@ func (r *Reconciler) countMiss(ctx context.Context, walk WalkResult) {
 // countClosureMisses counts the kinds a root's closure could not read (its
 // objects' descendants and pods are missing from the root's document: no
 // digest behind them) and logs each kind once.
-func (r *Reconciler) countClosureMisses(ctx context.Context, desc Descendants) {
+func (r *Reconciler) countClosureMisses(ctx context.Context, desc graph.Descendants) {
 	for _, kind := range desc.Misses {
 		closureUnreadable.WithLabelValues(kind).Inc()
 		if _, loaded := r.missLogged.LoadOrStore("closure/"+kind, true); !loaded {
@@ -640,7 +643,7 @@ func scrapeSafely(ctx context.Context, a adapter.Adapter, obj *unstructured.Unst
 	return a.Scrape(ctx, obj.DeepCopy())
 }
 
-func subjectOf(e Entry, obj *unstructured.Unstructured) document.Subject {
+func subjectOf(e graph.Entry, obj *unstructured.Unstructured) document.Subject {
 	return document.Subject{APIVersion: obj.GetAPIVersion(), Group: e.Group, Kind: e.Kind.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())}
 }
 

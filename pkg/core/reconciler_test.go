@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,8 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
 // scrapeFunc is an adapter declaring the Widget kind whose scrape the test
@@ -36,7 +39,7 @@ type scrapeFunc struct {
 
 func (*scrapeFunc) Name() string { return "widgets" }
 func (*scrapeFunc) Kinds() []adapter.Kind {
-	return []adapter.Kind{kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked)}
+	return []adapter.Kind{coretest.Kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked)}
 }
 func (a *scrapeFunc) Scrape(context.Context, *unstructured.Unstructured) (adapter.Findings, error) {
 	a.mu.Lock()
@@ -84,11 +87,11 @@ type reconcilerFixture struct {
 func newReconcilerFixture(t *testing.T, maxBytes int) *reconcilerFixture {
 	t.Helper()
 	a := &scrapeFunc{scrape: func() (adapter.Findings, error) { return adapter.Findings{}, nil }}
-	reg, err := NewRegistry(a)
+	reg, err := graph.NewRegistry(a)
 	require.NoError(t, err)
 	widget := &unstructured.Unstructured{}
-	widget.SetGroupVersionKind(widgetGVK)
-	widget.SetNamespace(ns)
+	widget.SetGroupVersionKind(coretest.WidgetGVK)
+	widget.SetNamespace(coretest.Ns)
 	widget.SetName("graph")
 	widget.SetUID(types.UID("uid-graph"))
 
@@ -96,21 +99,21 @@ func newReconcilerFixture(t *testing.T, maxBytes int) *reconcilerFixture {
 	require.NoError(t, corev1.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{OptInLabel: "true"}}}).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: coretest.Ns, Labels: map[string]string{OptInLabel: "true"}}}).
 		WithStatusSubresource(&v1alpha1.AIBOM{}).Build()
 	events := &eventLog{}
 	r := &Reconciler{
-		Registry: reg, Store: NewMemoryStore([]client.Object{widget}), Reader: c, Writer: c, Recorder: events,
+		Registry: reg, Store: graph.NewMemoryStore([]client.Object{widget}), Reader: c, Writer: c, Recorder: events,
 		Tool: document.Tool{Version: "test"}, MaxDocumentBytes: maxBytes, ScrapeRetry: 7 * time.Second,
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 		// The widget's findings are empty: these tests are about writing,
 		// not about which roots match (TestUnmatchedRoots).
 		ReportAll: true,
 	}
-	gk := widgetGVK.GroupKind()
+	gk := coretest.WidgetGVK.GroupKind()
 	return &reconcilerFixture{r: r, adapter: a, events: events, client: c,
-		req: Request{GroupKind: gk, Namespace: ns, Name: "graph"},
-		key: client.ObjectKey{Namespace: ns, Name: AIBOMName(gk, "graph")}}
+		req: Request{GroupKind: gk, Namespace: coretest.Ns, Name: "graph"},
+		key: client.ObjectKey{Namespace: coretest.Ns, Name: AIBOMName(gk, "graph")}}
 }
 
 func (f *reconcilerFixture) aibom(t *testing.T) *v1alpha1.AIBOM {
@@ -353,14 +356,14 @@ func TestAIBOMIdentity(t *testing.T) {
 	other.ResourceVersion = ""
 	require.NoError(t, f.client.Create(ctx, other))
 	f.r.written = writeLog{}
-	f.r.Store = NewMemoryStore(nil)
+	f.r.Store = graph.NewMemoryStore(nil)
 	_, err = f.r.Reconcile(ctx, f.req)
 	require.NoError(t, err)
 	require.Equal(t, "someone-else", f.aibom(t).Spec.Subject.Name, "another subject's AIBOM is not deleted")
 }
 
 func TestLongNamesGetA64BitSuffixAndTheOldAIBOMIsRenamed(t *testing.T) {
-	gk := widgetGVK.GroupKind()
+	gk := coretest.WidgetGVK.GroupKind()
 	short := AIBOMName(gk, "graph")
 	_, renamed := LegacyAIBOMName(gk, "graph")
 	require.False(t, renamed, "a name that fits keeps its AIBOM name")
@@ -381,17 +384,17 @@ func TestLongNamesGetA64BitSuffixAndTheOldAIBOMIsRenamed(t *testing.T) {
 	ctx := context.Background()
 	f := newReconcilerFixture(t, 0)
 	w := &unstructured.Unstructured{}
-	w.SetGroupVersionKind(widgetGVK)
-	w.SetNamespace(ns)
+	w.SetGroupVersionKind(coretest.WidgetGVK)
+	w.SetNamespace(coretest.Ns)
 	w.SetName(long)
 	w.SetUID("uid-long")
-	f.r.Store = NewMemoryStore([]client.Object{w})
-	old := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: legacy, Labels: map[string]string{ManagedByLabel: ManagedBy}},
-		Spec: v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: widgetGVK.GroupVersion().String(), Kind: "Widget", Name: long, UID: "uid-long"}}}
+	f.r.Store = graph.NewMemoryStore([]client.Object{w})
+	old := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: coretest.Ns, Name: legacy, Labels: map[string]string{ManagedByLabel: ManagedBy}},
+		Spec: v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: coretest.WidgetGVK.GroupVersion().String(), Kind: "Widget", Name: long, UID: "uid-long"}}}
 	require.NoError(t, f.client.Create(ctx, old))
-	_, err := f.r.Reconcile(ctx, Request{GroupKind: gk, Namespace: ns, Name: long})
+	_, err := f.r.Reconcile(ctx, Request{GroupKind: gk, Namespace: coretest.Ns, Name: long})
 	require.NoError(t, err)
-	require.NoError(t, f.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &v1alpha1.AIBOM{}))
-	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: legacy}, &v1alpha1.AIBOM{})),
+	require.NoError(t, f.client.Get(ctx, client.ObjectKey{Namespace: coretest.Ns, Name: name}, &v1alpha1.AIBOM{}))
+	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, client.ObjectKey{Namespace: coretest.Ns, Name: legacy}, &v1alpha1.AIBOM{})),
 		"the AIBOM under the legacy name must be gone")
 }

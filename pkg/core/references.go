@@ -18,6 +18,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // References beside ownership (adapter.RoleReferenced): a root's scrape
@@ -27,29 +28,13 @@ import (
 // findings, and the lookup's outcome is part of the input), and re-reconciles
 // the roots that used an object when it changes (ReferenceIndex).
 
-// Referenced returns the entry of a referenced kind, if registered.
-func (r *Registry) Referenced(gk schema.GroupKind) (Entry, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	e, ok := r.kinds[gk]
-	if !ok || e.Role != adapter.RoleReferenced {
-		return Entry{}, false
-	}
-	return *e, true
-}
-
-// ReferencedEntries returns the registered referenced kinds, sorted.
-func (r *Registry) ReferencedEntries() []Entry {
-	return r.entries(func(e *Entry) bool { return e.Role == adapter.RoleReferenced })
-}
-
 // StoreResolver resolves the references of roots in one namespace from a
 // Store (the supervisor's caches in the controller). A namespaced kind is
 // read in Namespace only, a cluster-scoped one at cluster scope: a root
 // can never make the controller read another namespace's objects.
 type StoreResolver struct {
-	Registry  *Registry
-	Store     Store
+	Registry  *graph.Registry
+	Store     graph.Store
 	Namespace string
 }
 
@@ -81,7 +66,7 @@ func ReferenceReason(err error) string {
 		return adapter.ReasonNotFound
 	case apierrors.IsForbidden(err):
 		return adapter.ReasonForbidden
-	case meta.IsNoMatchError(err), errors.Is(err, ErrKindNotReady):
+	case meta.IsNoMatchError(err), errors.Is(err, graph.ErrKindNotReady):
 		return adapter.ReasonNotServed
 	default:
 		return adapter.ReasonUnavailable
@@ -267,7 +252,7 @@ func (x *ReferenceIndex) Len() int {
 
 // enqueueReferrers enqueues the roots that used a referenced object at their
 // last reconcile: the event path of referenced kinds.
-func (m EventMapper) enqueueReferrers(e Entry, obj client.Object, q adder) {
+func (m EventMapper) enqueueReferrers(e graph.Entry, obj client.Object, q adder) {
 	ns := obj.GetNamespace()
 	if e.ClusterScoped {
 		ns = ""

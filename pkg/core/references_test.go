@@ -16,6 +16,8 @@ import (
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
 // modelAdapter tracks Widgets and reads their model from the Recipe (a
@@ -29,11 +31,7 @@ var (
 
 func (*modelAdapter) Name() string { return "recipes" }
 func (*modelAdapter) Kinds() []adapter.Kind {
-	return []adapter.Kind{
-		kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked),
-		kind("example.com", "Recipe", "recipes", "v1", adapter.RoleReferenced),
-		{Group: "example.com", Kind: "Catalog", Resource: "catalogs", Versions: []string{"v1"}, Role: adapter.RoleReferenced, ClusterScoped: true},
-	}
+	return []adapter.Kind{coretest.Kind("example.com", "Widget", "widgets", "v1", adapter.RoleTracked), coretest.Kind("example.com", "Recipe", "recipes", "v1", adapter.RoleReferenced), {Group: "example.com", Kind: "Catalog", Resource: "catalogs", Versions: []string{"v1"}, Role: adapter.RoleReferenced, ClusterScoped: true}}
 }
 
 func (a *modelAdapter) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
@@ -71,25 +69,25 @@ func refObj(gk schema.GroupKind, namespace, name string, spec map[string]any) *u
 }
 
 func widget(namespace, name string, spec map[string]any) *unstructured.Unstructured {
-	u := refObj(widgetGVK.GroupKind(), namespace, name, spec)
+	u := refObj(coretest.WidgetGVK.GroupKind(), namespace, name, spec)
 	delete(u.Object, "status")
 	return u
 }
 
-func referenceWorld(t *testing.T, objs ...client.Object) (*Registry, *modelAdapter, Store) {
+func referenceWorld(t *testing.T, objs ...client.Object) (*graph.Registry, *modelAdapter, graph.Store) {
 	t.Helper()
 	a := &modelAdapter{}
-	reg, err := NewRegistry(a)
+	reg, err := graph.NewRegistry(a)
 	require.NoError(t, err)
-	return reg, a, NewMemoryStore(objs)
+	return reg, a, graph.NewMemoryStore(objs)
 }
 
 // gather scrapes a Widget as the reconciler does: references resolve from
 // the store, in the Widget's namespace.
-func gather(reg *Registry, store Store, w *unstructured.Unstructured) Inputs {
-	e, _ := reg.Lookup(widgetGVK.GroupKind())
+func gather(reg *graph.Registry, store graph.Store, w *unstructured.Unstructured) Inputs {
+	e, _ := reg.Lookup(coretest.WidgetGVK.GroupKind())
 	ctx := adapter.WithResolver(context.Background(), StoreResolver{Registry: reg, Store: store, Namespace: w.GetNamespace()})
-	return GatherInputs(ctx, e, w, Descendants{}, document.Tool{Name: "aibom", Version: "test"}, 0)
+	return GatherInputs(ctx, e, w, graph.Descendants{}, document.Tool{Name: "aibom", Version: "test"}, 0)
 }
 
 func TestRegistryKeepsReferencedKindsOutOfTheOwnershipGraph(t *testing.T) {
@@ -145,7 +143,7 @@ func TestReferenceResolvedRecordedAndHashed(t *testing.T) {
 func TestReferenceBoundedToTheRootsNamespaceAndDeclaredKinds(t *testing.T) {
 	w := widget("team-a", "w", map[string]any{"recipe": "secret-recipe", "vault": "v"})
 	other := refObj(recipeGK, "team-b", "secret-recipe", map[string]any{"model": "team-b/private"})
-	vault := refObj(secretGVK.GroupKind(), "team-a", "v", map[string]any{"model": "x"})
+	vault := refObj(coretest.SecretGVK.GroupKind(), "team-a", "v", map[string]any{"model": "x"})
 	reg, _, store := referenceWorld(t, w, other, vault)
 	in := gather(reg, store, w)
 	require.NoError(t, in.ScrapeErr)
@@ -197,13 +195,13 @@ func TestReferenceReason(t *testing.T) {
 	gr := schema.GroupResource{Group: "example.com", Resource: "recipes"}
 	require.Equal(t, adapter.ReasonNotFound, ReferenceReason(apierrors.NewNotFound(gr, "r")))
 	require.Equal(t, adapter.ReasonForbidden, ReferenceReason(apierrors.NewForbidden(gr, "r", nil)))
-	require.Equal(t, adapter.ReasonNotServed, ReferenceReason(ErrKindNotReady))
+	require.Equal(t, adapter.ReasonNotServed, ReferenceReason(graph.ErrKindNotReady))
 }
 
 func TestReferenceIndex(t *testing.T) {
 	x := NewReferenceIndex()
-	a := Request{GroupKind: widgetGVK.GroupKind(), Namespace: "team-a", Name: "a"}
-	b := Request{GroupKind: widgetGVK.GroupKind(), Namespace: "team-b", Name: "b"}
+	a := Request{GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: "team-a", Name: "a"}
+	b := Request{GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: "team-b", Name: "b"}
 	x.Set(a, []document.Reference{{Group: "example.com", Kind: "Recipe", Namespace: "team-a", Name: "r"}, {Group: "example.com", Kind: "Catalog", Name: "c"}})
 	x.Set(b, []document.Reference{{Group: "example.com", Kind: "Catalog", Name: "c"}})
 	require.Equal(t, []Request{a}, x.Roots(recipeGK, "team-a", "r"))
@@ -227,7 +225,7 @@ func TestReferenceIndex(t *testing.T) {
 func TestReferenceEventEnqueuesReferrers(t *testing.T) {
 	reg, _, store := referenceWorld(t)
 	x := NewReferenceIndex()
-	a := Request{GroupKind: widgetGVK.GroupKind(), Namespace: "team-a", Name: "a"}
+	a := Request{GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: "team-a", Name: "a"}
 	x.Set(a, []document.Reference{{Group: "example.com", Kind: "Catalog", Name: "c"}})
 	m := EventMapper{Registry: reg, Store: store, References: x}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())

@@ -15,6 +15,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Report is what the core computes for one root: its document and the status
@@ -40,7 +41,7 @@ type Report struct {
 // from its attributed pods and builds its document. It reads nothing from the
 // cluster: the controller and the command line get the same bytes from the
 // same objects.
-func BuildReport(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, tool document.Tool, maxBytes int) Report {
+func BuildReport(ctx context.Context, entry graph.Entry, obj *unstructured.Unstructured, desc graph.Descendants, tool document.Tool, maxBytes int) Report {
 	return GatherInputs(ctx, entry, obj, desc, tool, maxBytes).Build()
 }
 
@@ -62,7 +63,7 @@ type Inputs struct {
 
 // GatherInputs scrapes a root and resolves its digests: the cheap half of
 // BuildReport.
-func GatherInputs(ctx context.Context, entry Entry, obj *unstructured.Unstructured, desc Descendants, tool document.Tool, maxBytes int) Inputs {
+func GatherInputs(ctx context.Context, entry graph.Entry, obj *unstructured.Unstructured, desc graph.Descendants, tool document.Tool, maxBytes int) Inputs {
 	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
 	// Every reference the scrape looks up is checked against the adapter's
 	// declarations, recorded and listed in the document.
@@ -159,7 +160,7 @@ func capAbsorbed(owned []string) []string {
 // containers that leave them to the pods, then every container's running
 // digest. An image read from pod status reaches the document, so it is
 // redacted like an adapter's finding, each masking recorded in f.
-func resolveImagesAndDigests(f *adapter.Findings, desc Descendants) ([]document.ContainerImage, []document.ContainerDigest) {
+func resolveImagesAndDigests(f *adapter.Findings, desc graph.Descendants) ([]document.ContainerImage, []document.ContainerDigest) {
 	pods := podsOf(desc.Pods)
 	images := digest.ResolveImages(f.Containers, pods)
 	digests := digest.ResolveWithImages(f.Containers, images, pods)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // ControllerName names the controller in logs, metrics and Events.
@@ -29,7 +30,7 @@ const ControllerName = "aibom"
 // Options configures the core on a manager.
 type Options struct {
 	// Registry holds the kinds of the enabled adapters.
-	Registry *Registry
+	Registry *graph.Registry
 	// Tool names this controller and its version in documents.
 	Tool document.Tool
 	// MaxDocumentBytes is the inline cap of a document (0: no cap).

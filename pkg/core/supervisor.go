@@ -28,18 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
-
-// ErrKindNotReady is returned by the supervisor's Store for a kind whose CRD
-// is absent or whose cache has not synced yet. The walk treats it like an
-// absent kind: the workload is reported as today.
-var ErrKindNotReady = errors.New("kind not served or its cache not synced")
-
-// ErrKindNotSynced is the ErrKindNotReady of a kind the cluster serves and
-// the controller may read, whose cache has not synced yet. Tracked means
-// registered, not synced (seed §1): a walk that meets such a kind does not
-// decide (see ReasonNotSynced).
-var ErrKindNotSynced = fmt.Errorf("%w: registered kind's cache not synced yet", ErrKindNotReady)
 
 // Supervisor watches every registered kind only while the cluster serves
 // it (Design 004): presence is discovered at start-up and while running, each
@@ -51,7 +41,7 @@ var ErrKindNotSynced = fmt.Errorf("%w: registered kind's cache not synced yet", 
 // reconciler: a kind whose cache has synced once is read from it even while
 // its watch is unhealthy, so suppression stays stable through an outage.
 type Supervisor struct {
-	Registry *Registry
+	Registry *graph.Registry
 	// Config is the REST config for the kinds' caches, discovery and probes.
 	Config *rest.Config
 	// Scheme is passed to the kinds' caches.
@@ -112,7 +102,7 @@ type Supervisor struct {
 // kindWatch is one kind's informer cache and health, or, for a kind on the
 // live-read fallback (fallback.go), its health alone.
 type kindWatch struct {
-	entry  Entry // Version is the served version the cache reads
+	entry  graph.Entry // Version is the served version the cache reads
 	cache  cache.Cache
 	cancel context.CancelFunc
 	// fallback: a walk-only kind the controller may list but not watch,
@@ -298,7 +288,7 @@ func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
 	if !s.queue.attached() {
 		return // a follower: replayAll runs once it leads
 	}
-	objs, err := ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
+	objs, err := graph.ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
 	if err != nil {
 		s.Log.Error(err, "replaying a kind's cached objects", "kind", kw.entry.Kind.String())
 		return
@@ -466,7 +456,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 		s.Log.Info("kind no longer registered by any adapter; its watch stops and its AIBOMs are kept", "kind", gk.String())
 		s.stop(gk)
 	}
-	served := &ServedVersions{Discovery: s.discovery}
+	served := &graph.ServedVersions{Discovery: s.discovery}
 	failed := false
 	defer func() { s.discoveryFailed.Store(failed) }()
 	for _, e := range s.Registry.AllEntries() {
@@ -540,7 +530,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 	}
 }
 
-func (s *Supervisor) start(ctx context.Context, e Entry) error {
+func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 	kw := &kindWatch{entry: e}
 	hooks := watchHooks{
 		progress: func() {
@@ -591,11 +581,11 @@ func (s *Supervisor) start(ctx context.Context, e Entry) error {
 	}
 	kctx, cancel := context.WithCancel(ctx)
 	kw.cache, kw.cancel = c, cancel
-	if err := c.IndexField(kctx, NewObject(e), ControllerUIDIndex, ControllerUID); err != nil {
+	if err := c.IndexField(kctx, graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID); err != nil {
 		cancel()
 		return err
 	}
-	inf, err := c.GetInformer(kctx, NewObject(e), cache.BlockUntilSynced(false))
+	inf, err := c.GetInformer(kctx, graph.NewObject(e), cache.BlockUntilSynced(false))
 	if err != nil {
 		cancel()
 		return err
@@ -776,7 +766,7 @@ func (s *Supervisor) healthy(kw *kindWatch) {
 }
 
 // event records a kind-level Event regarding the kind's CustomResourceDefinition.
-func (s *Supervisor) event(e Entry, eventType, reason, note string, args ...any) {
+func (s *Supervisor) event(e graph.Entry, eventType, reason, note string, args ...any) {
 	if s.Recorder == nil {
 		return
 	}
@@ -802,12 +792,12 @@ func (s *Supervisor) Healthy(gk schema.GroupKind) bool {
 
 // readable returns the watch of a kind that can be read: its cache synced at
 // least once, or, on the fallback, a live list succeeded once.
-func (s *Supervisor) readable(e Entry) (*kindWatch, error) {
+func (s *Supervisor) readable(e graph.Entry) (*kindWatch, error) {
 	s.mu.RLock()
 	kw := s.kinds[e.GroupKind()]
 	s.mu.RUnlock()
 	if kw == nil {
-		return nil, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotReady)
+		return nil, fmt.Errorf("%s: %w", e.Kind.String(), graph.ErrKindNotReady)
 	}
 	if !kw.synced.Load() {
 		kw.mu.Lock()
@@ -817,18 +807,18 @@ func (s *Supervisor) readable(e Entry) (*kindWatch, error) {
 			// Denied or not served after all: the seed's degradation
 			// (report as today). Keep the cause classifiable (Forbidden)
 			// for the miss counter.
-			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotReady, cause)
+			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), graph.ErrKindNotReady, cause)
 		}
 		if cause != nil {
-			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), ErrKindNotSynced, cause)
+			return nil, fmt.Errorf("%s: %w: %w", e.Kind.String(), graph.ErrKindNotSynced, cause)
 		}
-		return nil, fmt.Errorf("%s: %w", e.Kind.String(), ErrKindNotSynced)
+		return nil, fmt.Errorf("%s: %w", e.Kind.String(), graph.ErrKindNotSynced)
 	}
 	return kw, nil
 }
 
 // Get implements Store.
-func (s *Supervisor) Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error) {
+func (s *Supervisor) Get(ctx context.Context, e graph.Entry, namespace, name string) (client.Object, error) {
 	kw, err := s.readable(e)
 	if err != nil {
 		return nil, err
@@ -836,13 +826,13 @@ func (s *Supervisor) Get(ctx context.Context, e Entry, namespace, name string) (
 	if kw.fallback {
 		return s.liveGet(ctx, kw, namespace, name)
 	}
-	return ReaderStore{Reader: kw.cache}.Get(ctx, kw.entry, namespace, name)
+	return graph.ReaderStore{Reader: kw.cache}.Get(ctx, kw.entry, namespace, name)
 }
 
 // ControlledBy implements Store. For a kind on the live-read fallback, the
 // namespace is listed once per ReadMemo (see WithReadMemo; the closure
 // carries one), or once per call without one.
-func (s *Supervisor) ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
+func (s *Supervisor) ControlledBy(ctx context.Context, e graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
 	kw, err := s.readable(e)
 	if err != nil {
 		return nil, err
@@ -850,11 +840,11 @@ func (s *Supervisor) ControlledBy(ctx context.Context, e Entry, namespace string
 	if kw.fallback {
 		return s.liveControlledBy(ctx, kw, namespace, uid)
 	}
-	return ReaderStore{Reader: kw.cache}.ControlledBy(ctx, kw.entry, namespace, uid)
+	return graph.ReaderStore{Reader: kw.cache}.ControlledBy(ctx, kw.entry, namespace, uid)
 }
 
 // InNamespace implements Store.
-func (s *Supervisor) InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error) {
+func (s *Supervisor) InNamespace(ctx context.Context, e graph.Entry, namespace string) ([]client.Object, error) {
 	kw, err := s.readable(e)
 	if err != nil {
 		return nil, err
@@ -862,7 +852,7 @@ func (s *Supervisor) InNamespace(ctx context.Context, e Entry, namespace string)
 	if kw.fallback {
 		return s.liveList(ctx, kw, namespace)
 	}
-	return ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, namespace)
+	return graph.ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, namespace)
 }
 
 // crdBacked records whether a kind is served by a CustomResourceDefinition
@@ -883,7 +873,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // all its objects; their AIBOMs are kept rather than treated as workload
 // deletions. One live read, only when an object of a CRD-backed kind is found
 // deleted.
-func (s *Supervisor) Removing(ctx context.Context, e Entry) bool {
+func (s *Supervisor) Removing(ctx context.Context, e graph.Entry) bool {
 	s.mu.RLock()
 	kw := s.kinds[e.GroupKind()]
 	s.mu.RUnlock()
@@ -904,7 +894,7 @@ func (s *Supervisor) Removing(ctx context.Context, e Entry) bool {
 }
 
 // ReadsLive implements LiveReads: the kinds on the get/list fallback.
-func (s *Supervisor) ReadsLive(e Entry) bool {
+func (s *Supervisor) ReadsLive(e graph.Entry) bool {
 	s.mu.RLock()
 	kw := s.kinds[e.GroupKind()]
 	s.mu.RUnlock()
@@ -916,7 +906,7 @@ func (s *Supervisor) ReadsLive(e Entry) bool {
 // of the objects it ever held had a controller of that kind. The closure
 // skips such a kind instead of querying it for every node (an index lookup
 // and a list per kind per node otherwise).
-func (s *Supervisor) MayBeControlledBy(child Entry, owner schema.GroupKind) bool {
+func (s *Supervisor) MayBeControlledBy(child graph.Entry, owner schema.GroupKind) bool {
 	s.mu.RLock()
 	kw := s.kinds[child.GroupKind()]
 	s.mu.RUnlock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // LastAppliedAnnotation is the annotation kubectl apply keeps a full copy of
@@ -37,9 +38,9 @@ const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // ownerReferences, is idempotent (client-go may hand it an object twice),
 // changes the object in place, and never panics on a malformed object: a
 // field of an unexpected type is dropped, or the object left as it is.
-func TransformFor(e Entry) toolscache.TransformFunc {
+func TransformFor(e graph.Entry) toolscache.TransformFunc {
 	switch {
-	case e.GroupKind() == PodGroupKind:
+	case e.GroupKind() == graph.PodGroupKind:
 		return TransformPod
 	case e.Tracked(), e.Role == adapter.RoleReferenced:
 		return TransformTracked
@@ -196,7 +197,7 @@ func TransformAIBOM(in any) (any, error) {
 // plus the record of its objects' controller kinds (MayBeControlledBy). The
 // record is made before an object reaches the cache, so that every object
 // the cache can return has its controller's kind recorded.
-func (s *Supervisor) transform(e Entry) toolscache.TransformFunc {
+func (s *Supervisor) transform(e graph.Entry) toolscache.TransformFunc {
 	base := TransformFor(e)
 	owners := s.ownerKindsOf(e.GroupKind())
 	return func(in any) (any, error) {
@@ -214,7 +215,7 @@ func (s *Supervisor) transform(e Entry) toolscache.TransformFunc {
 		}
 		for i := range refs {
 			if refs[i].Controller != nil && *refs[i].Controller {
-				owners.add(refGroupKind(&refs[i]))
+				owners.add(graph.RefGroupKind(&refs[i]))
 				break
 			}
 		}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
 // A pod as the API server returns it after kubectl apply: spec, labels,
@@ -103,7 +105,7 @@ func TestTransformPodKeepsWhatTheCoreReads(t *testing.T) {
 	require.Equal(t, wantDigests, podsOf([]*unstructured.Unstructured{got}))
 	require.Equal(t, wantImages, runningImages(got))
 	require.Equal(t, wantRefs, got.GetOwnerReferences())
-	require.Equal(t, ControllerUID(pod), ControllerUID(got))
+	require.Equal(t, graph.ControllerUID(pod), graph.ControllerUID(got))
 
 	// Idempotent.
 	again, err := TransformPod(got.DeepCopy())
@@ -183,7 +185,7 @@ func TestTransformMetadataOnPartialObjectMetadata(t *testing.T) {
 		ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "u0"}},
 	}}
-	m.SetGroupVersionKind(rsGVK)
+	m.SetGroupVersionKind(coretest.RsGVK)
 	out, err := TransformMetadata(m)
 	require.NoError(t, err)
 	got := out.(*metav1.PartialObjectMetadata)
@@ -191,7 +193,7 @@ func TestTransformMetadataOnPartialObjectMetadata(t *testing.T) {
 	require.Equal(t, map[string]string{"deployment.kubernetes.io/revision": "2"}, got.Annotations)
 	require.Equal(t, map[string]string{"app": "x"}, got.Labels)
 	require.Len(t, got.OwnerReferences, 1)
-	require.Equal(t, rsGVK, got.GroupVersionKind())
+	require.Equal(t, coretest.RsGVK, got.GroupVersionKind())
 
 	m.Annotations = map[string]string{LastAppliedAnnotation: "{}"}
 	_, _ = TransformMetadata(m)
@@ -207,13 +209,13 @@ func TestTransformMetadataOnPartialObjectMetadata(t *testing.T) {
 }
 
 func TestTransformForChoosesByKind(t *testing.T) {
-	reg := testRegistry(t)
-	for gk, want := range map[schema.GroupKind]string{
-		podGVK.GroupKind():    "pod",
-		deployGVK.GroupKind(): "tracked",
-		widgetGVK.GroupKind(): "tracked",
-		rsGVK.GroupKind():     "metadata",
-		gearGVK.GroupKind():   "metadata",
+	reg := coretest.TestRegistry(t)
+	for gk, want := range map[schema.GroupKind]string{coretest.PodGVK.
+		GroupKind(): "pod", coretest.DeployGVK.
+		GroupKind(): "tracked", coretest.WidgetGVK.
+		GroupKind(): "tracked", coretest.RsGVK.
+		GroupKind(): "metadata", coretest.GearGVK.
+		GroupKind(): "metadata",
 	} {
 		e, ok := reg.Lookup(gk)
 		require.True(t, ok)
@@ -277,20 +279,20 @@ func TestTransformsNeverPanic(t *testing.T) {
 		},
 	}
 	sup := &Supervisor{}
-	reg := testRegistry(t)
+	reg := coretest.TestRegistry(t)
 	for name, input := range inputs {
 		for tname, tf := range map[string]toolscache.TransformFunc{
 			"pod": TransformPod, "tracked": TransformTracked, "metadata": TransformMetadata, "aibom": TransformAIBOM,
-			"supervisor pod":      sup.transform(entryOf(t, reg, podGVK)),
-			"supervisor tracked":  sup.transform(entryOf(t, reg, deployGVK)),
-			"supervisor walkonly": sup.transform(entryOf(t, reg, rsGVK)),
+			"supervisor pod":      sup.transform(entryOf(t, reg, coretest.PodGVK)),
+			"supervisor tracked":  sup.transform(entryOf(t, reg, coretest.DeployGVK)),
+			"supervisor walkonly": sup.transform(entryOf(t, reg, coretest.RsGVK)),
 		} {
 			require.NotPanics(t, func() {
 				out, err := tf(input())
 				require.NoError(t, err, "%s on %s", tname, name)
 				// The result is still something the core can read.
 				if o, ok := out.(client.Object); ok && out != nil && !isNilPointer(out) {
-					_ = ControllerUID(o)
+					_ = graph.ControllerUID(o)
 					if u, ok := o.(*unstructured.Unstructured); ok {
 						_ = runningImages(u)
 						_ = podsOf([]*unstructured.Unstructured{u})
@@ -319,7 +321,7 @@ func isNilPointer(v any) bool {
 	return false
 }
 
-func entryOf(t *testing.T, reg *Registry, gvk schema.GroupVersionKind) Entry {
+func entryOf(t *testing.T, reg *graph.Registry, gvk schema.GroupVersionKind) graph.Entry {
 	t.Helper()
 	e, ok := reg.Lookup(gvk.GroupKind())
 	require.True(t, ok, gvk.String())
@@ -330,41 +332,41 @@ func entryOf(t *testing.T, reg *Registry, gvk schema.GroupVersionKind) Entry {
 // running digest enqueues the root; a change the transform drops (spec,
 // labels, conditions) does not reach the mapper at all.
 func TestEventsOnTransformedPodsStillEnqueueTheRoot(t *testing.T) {
-	reg := testRegistry(t)
-	w := &world{}
-	d := w.add(deployGVK, "llama", nil)
-	rs := w.add(rsGVK, "llama-7d9f8c6b5", d)
+	reg := coretest.TestRegistry(t)
+	w := &coretest.World{}
+	d := w.Add(coretest.DeployGVK, "llama", nil)
+	rs := w.Add(coretest.RsGVK, "llama-7d9f8c6b5", d)
 	var objs []client.Object
-	for _, o := range w.objs {
+	for _, o := range w.Objs {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		require.NoError(t, err)
 		objs = append(objs, &unstructured.Unstructured{Object: u})
 	}
 	pod := func(imageID string, extra func(*unstructured.Unstructured)) client.Object {
 		p := decodeYAML(t, fullPodYAML)
-		p.SetNamespace(ns)
-		setController(p, rs)
+		p.SetNamespace(coretest.Ns)
+		coretest.SetController(p, rs)
 		statuses, _, _ := unstructured.NestedSlice(p.Object, "status", "containerStatuses")
 		statuses[0].(map[string]any)["imageID"] = imageID
 		require.NoError(t, unstructured.SetNestedSlice(p.Object, statuses, "status", "containerStatuses"))
 		if extra != nil {
 			extra(p)
 		}
-		out, err := TransformFor(entryOf(t, reg, podGVK))(p)
+		out, err := TransformFor(entryOf(t, reg, coretest.PodGVK))(p)
 		require.NoError(t, err)
 		return out.(client.Object)
 	}
 	oldPod := pod("docker.io/vllm/vllm-openai@sha256:2222222222222222222222222222222222222222222222222222222222222222", nil)
-	store := NewMemoryStore(append(objs, oldPod))
+	store := graph.NewMemoryStore(append(objs, oldPod))
 	m := EventMapper{Registry: reg, Store: store}
-	podEntry := entryOf(t, reg, podGVK)
+	podEntry := entryOf(t, reg, coretest.PodGVK)
 	ctx := context.Background()
 
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
 	defer q.ShutDown()
 	newPod := pod("docker.io/vllm/vllm-openai@sha256:3333333333333333333333333333333333333333333333333333333333333333", nil)
 	m.OnUpdate(ctx, podEntry, oldPod, newPod, q)
-	require.Equal(t, []Request{{GroupKind: deployGVK.GroupKind(), Namespace: ns, Name: "llama"}}, drainMapped(ctx, m, q))
+	require.Equal(t, []Request{{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "llama"}}, drainMapped(ctx, m, q))
 
 	// Only dropped fields changed: the transformed objects are equal.
 	irrelevant := pod("docker.io/vllm/vllm-openai@sha256:2222222222222222222222222222222222222222222222222222222222222222", func(p *unstructured.Unstructured) {
@@ -460,11 +462,11 @@ func TestReconcilerOnACacheWithoutDocumentsWritesTheSame(t *testing.T) {
 		for _, f := range []*reconcilerFixture{full, trimmed} {
 			if uid, ok := recreated[step.name]; ok {
 				widget := &unstructured.Unstructured{}
-				widget.SetGroupVersionKind(widgetGVK)
-				widget.SetNamespace(ns)
+				widget.SetGroupVersionKind(coretest.WidgetGVK)
+				widget.SetNamespace(coretest.Ns)
 				widget.SetName("graph")
 				widget.SetUID(types.UID(uid))
-				f.r.Store = NewMemoryStore([]client.Object{widget})
+				f.r.Store = graph.NewMemoryStore([]client.Object{widget})
 			}
 			f.adapter.set(func() (adapter.Findings, error) { return step.findings, step.err })
 			_, err := f.r.Reconcile(context.Background(), f.req)

@@ -13,15 +13,15 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/digest"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
-func registry(t *testing.T) *core.Registry {
+func registry(t *testing.T) *graph.Registry {
 	t.Helper()
 	adapters, err := intree.Select("all")
 	require.NoError(t, err)
-	reg, err := core.NewRegistry(adapters...)
+	reg, err := graph.NewRegistry(adapters...)
 	require.NoError(t, err)
 	return reg
 }
@@ -30,7 +30,7 @@ func registry(t *testing.T) *core.Registry {
 // tracked and first, every object's owner comes before it and is a
 // registered kind, the expected absorbed list is exactly the tracked
 // descendants, and the pods run exactly the root's expected digests.
-func checkChains(t *testing.T, reg *core.Registry, load Load) {
+func checkChains(t *testing.T, reg *graph.Registry, load Load) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, c := range load.Chains {
@@ -58,7 +58,7 @@ func checkChains(t *testing.T, reg *core.Registry, load Load) {
 			if reg.IsTracked(gk) {
 				absorbed = append(absorbed, gk.Kind+"/"+n.Object.GetName())
 			}
-			if gk == core.PodGroupKind {
+			if gk == graph.PodGroupKind {
 				require.NotNil(t, n.Status, id)
 				statuses := n.Status["containerStatuses"].([]any)
 				require.NotEmpty(t, statuses)

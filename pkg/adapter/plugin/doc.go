@@ -7,7 +7,7 @@
 //
 //	// the host
 //	c, err := plugin.Open("/plugins/myadapter") // a *Client: an adapter.Adapter and an io.Closer
-//	registry, err := core.NewRegistry(append(inTree, c)...)
+//	registry, err := graph.NewRegistry(append(inTree, c)...)
 //	defer plugin.CleanupClients()
 //
 // # Protocol

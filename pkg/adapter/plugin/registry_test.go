@@ -11,7 +11,7 @@ import (
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // shadow claims an in-tree kind.
@@ -34,11 +34,11 @@ func TestPluginJoinsTheRegistryUnderItsName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	_, err = core.NewRegistry(apps.New(), c)
+	_, err = graph.NewRegistry(apps.New(), c)
 	if err == nil || !strings.Contains(err.Error(), `"apps"`) || !strings.Contains(err.Error(), `"shadow"`) {
 		t.Fatalf("NewRegistry(apps, plugin shadow) = %v, want an error naming both adapters", err)
 	}
-	r, err := core.NewRegistry(c)
+	r, err := graph.NewRegistry(c)
 	if err != nil {
 		t.Fatal(err)
 	}

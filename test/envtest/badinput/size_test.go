@@ -18,6 +18,7 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -81,14 +82,14 @@ func TestThousandContainerDeploymentIsTruncatedDeterministically(t *testing.T) {
 	require.Less(t, strings.Count(doc, `"type":"container"`), 1001)
 
 	// Offline, from the same object: the same bytes.
-	reg, err := core.NewRegistry(apps.New())
+	reg, err := graph.NewRegistry(apps.New())
 	require.NoError(t, err)
 	entry, ok := reg.Lookup(deploymentGK)
 	require.True(t, ok)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(deploy.GroupVersionKind())
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(deploy), live))
-	rep := core.BuildReport(context.Background(), entry, live, core.Descendants{}, harness.ControllerTool, inlineCap)
+	rep := core.BuildReport(context.Background(), entry, live, graph.Descendants{}, harness.ControllerTool, inlineCap)
 	require.NoError(t, rep.ScrapeErr)
 	require.NoError(t, rep.BuildErr)
 	require.Equal(t, doc, rep.Status.Document, "the controller and an offline build agree byte for byte")

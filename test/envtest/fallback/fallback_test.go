@@ -33,6 +33,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
 )
@@ -187,7 +188,7 @@ func installRole(t *testing.T, suffix string, groveVerbs ...string) *rest.Config
 // (default: hourly, so that nothing lands in a test's count).
 func startController(t *testing.T, cfg *rest.Config, interval ...time.Duration) *controller {
 	t.Helper()
-	reg, err := core.NewRegistry(harness.InTreeAdapters()...)
+	reg, err := graph.NewRegistry(harness.InTreeAdapters()...)
 	require.NoError(t, err)
 	counted := &requests{}
 	cfg = rest.CopyConfig(cfg)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Conservation checks Design 005's invariant against the live cluster: every
@@ -31,7 +32,7 @@ import (
 //
 // The expected roots are computed here, independently of pkg/core, from the
 // seed's rules (§1): controller ownerReferences only, followed through the
-// registered kinds with a UID check on every hop, at most core.MaxWalkDepth
+// registered kinds with a UID check on every hop, at most graph.MaxWalkDepth
 // hops, stopping at the first tracked ancestor; an owner that does not exist,
 // has another UID, is of an unregistered, unserved or unreadable kind ends
 // the walk (the workload is a root); a tracked workload on an ownerReference
@@ -46,7 +47,7 @@ type Conservation struct {
 	// controller's cache).
 	Reader client.Reader
 	// Registry holds the controller's kinds (Controller.Registry).
-	Registry *core.Registry
+	Registry *graph.Registry
 	// Namespaces limits the check; empty means every namespace.
 	Namespaces []string
 	// Unreadable are kinds the controller may not read (RBAC) although the
@@ -95,7 +96,7 @@ func (k objectKey) String() string { return k.gk.Kind + "/" + k.name }
 
 // snapshot is the metadata of every object of a registered kind.
 type snapshot struct {
-	reg        *core.Registry
+	reg        *graph.Registry
 	objs       map[objectKey]*metav1.PartialObjectMetadata
 	served     map[schema.GroupKind]bool
 	unreadable map[schema.GroupKind]bool
@@ -286,7 +287,7 @@ func (c Conservation) Eventually(t testing.TB, timeout time.Duration) Conservati
 // listServed lists a kind's objects' metadata in every namespace, in the
 // adapter's most preferred version the cluster serves. served is false when
 // it serves none of them.
-func listServed(ctx context.Context, r client.Reader, e core.Entry) ([]metav1.PartialObjectMetadata, bool, error) {
+func listServed(ctx context.Context, r client.Reader, e graph.Entry) ([]metav1.PartialObjectMetadata, bool, error) {
 	for _, v := range e.Versions {
 		l := &metav1.PartialObjectMetadataList{}
 		l.SetGroupVersionKind(schema.GroupVersionKind{Group: e.Group, Version: v, Kind: e.Kind.Kind + "List"})
@@ -327,7 +328,7 @@ func (s *snapshot) trackedOwner(w objectKey) (objectKey, bool) {
 	cur := w
 	for hop := 1; ; hop++ {
 		ref := metav1.GetControllerOfNoCopy(s.objs[cur])
-		if ref == nil || hop > core.MaxWalkDepth {
+		if ref == nil || hop > graph.MaxWalkDepth {
 			return objectKey{}, false
 		}
 		next, ok := s.owner(w.namespace, ref)

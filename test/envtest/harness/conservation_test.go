@@ -24,6 +24,7 @@ import (
 	"github.com/aibom-dev/aibom/adapters/batch"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 const ns = "ml"
@@ -71,7 +72,7 @@ var (
 
 func check(t *testing.T, objs ...client.Object) ConservationReport {
 	t.Helper()
-	reg, err := core.NewRegistry(apps.New(), batch.New())
+	reg, err := graph.NewRegistry(apps.New(), batch.New())
 	require.NoError(t, err)
 	all := append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}}, objs...)
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(all...).WithStatusSubresource(&v1alpha1.AIBOM{}).Build()

@@ -34,6 +34,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Scheme knows the built-in kinds and the AIBOM.
@@ -153,7 +154,7 @@ type Controller struct {
 	Manager    ctrl.Manager
 	Supervisor *core.Supervisor
 	// Registry holds the controller's kinds (for Conservation).
-	Registry *core.Registry
+	Registry *graph.Registry
 	// Config and Sinks are the AIBOMConfig's controller and the sinks'
 	// machinery, when ControllerOptions.Sinks was set.
 	Config   *configuration.Controller
@@ -227,7 +228,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	if opts.Config != nil {
 		base = opts.Config
 	}
-	reg, err := core.NewRegistry(adapters...)
+	reg, err := graph.NewRegistry(adapters...)
 	if err != nil {
 		return nil, err
 	}

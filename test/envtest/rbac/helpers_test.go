@@ -31,6 +31,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
 )
@@ -126,7 +127,7 @@ func walkMissLogs(since int, ownerKind, reason string) int {
 }
 
 func forbiddenMisses(kind string) float64 {
-	return harness.MetricValue("aibom_rollup_unresolved_total", map[string]string{"kind": kind, "reason": core.ReasonForbidden})
+	return harness.MetricValue("aibom_rollup_unresolved_total", map[string]string{"kind": kind, "reason": graph.ReasonForbidden})
 }
 
 func watchErrors(kind string) float64 {

@@ -27,8 +27,8 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/fields"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -196,7 +196,7 @@ func TestBatchAloneStillResolvesPodDigests(t *testing.T) {
 	ctrl, err := env.StartController(batch.New())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ctrl.Stop() })
-	_, ok := ctrl.Registry.Lookup(core.PodGroupKind)
+	_, ok := ctrl.Registry.Lookup(graph.PodGroupKind)
 	require.True(t, ok, "Pod is registered without the apps adapter")
 	ns := env.NewNamespace(t, "tp", true)
 

@@ -1,4 +1,4 @@
-package core
+package graph
 
 import (
 	"context"
@@ -51,8 +51,8 @@ const (
 	ReasonError = "error"
 )
 
-// maxClimb bounds the chain followed when checking for ownerReference cycles.
-const maxClimb = 64
+// MaxClimb bounds the chain followed when checking for ownerReference cycles.
+const MaxClimb = 64
 
 // Owner identifies an object reached by the walk.
 type Owner struct {
@@ -94,7 +94,7 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		if ref == nil {
 			return WalkResult{Hops: hop - 1, Reason: ReasonRoot}
 		}
-		gk := refGroupKind(ref)
+		gk := RefGroupKind(ref)
 		if hop > MaxWalkDepth {
 			return WalkResult{Hops: hop - 1, Reason: ReasonDepthCap, MissKind: gk.String()}
 		}
@@ -127,7 +127,7 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 func (w Walker) chain(ctx context.Context, obj client.Object) map[types.UID]bool {
 	seen := map[types.UID]bool{obj.GetUID(): true}
 	cur := obj
-	for i := 0; i < maxClimb; i++ {
+	for i := 0; i < MaxClimb; i++ {
 		ref := metav1.GetControllerOfNoCopy(cur)
 		if ref == nil || seen[ref.UID] {
 			if ref != nil {
@@ -135,7 +135,7 @@ func (w Walker) chain(ctx context.Context, obj client.Object) map[types.UID]bool
 			}
 			return seen
 		}
-		entry, ok := w.Registry.Lookup(refGroupKind(ref))
+		entry, ok := w.Registry.Lookup(RefGroupKind(ref))
 		if !ok {
 			return seen
 		}
@@ -176,7 +176,7 @@ func (w Walker) Root(ctx context.Context, obj client.Object) *Owner {
 	}
 }
 
-func refGroupKind(ref *metav1.OwnerReference) schema.GroupKind {
+func RefGroupKind(ref *metav1.OwnerReference) schema.GroupKind {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return schema.GroupKind{Kind: ref.Kind}

@@ -1,4 +1,4 @@
-package core
+package graph
 
 import (
 	"context"
@@ -335,4 +335,20 @@ func sameAdapter(a, b adapter.Adapter) (same bool) {
 		}
 	}()
 	return a == b
+}
+
+// Referenced returns the entry of a referenced kind, if registered.
+func (r *Registry) Referenced(gk schema.GroupKind) (Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.kinds[gk]
+	if !ok || e.Role != adapter.RoleReferenced {
+		return Entry{}, false
+	}
+	return *e, true
+}
+
+// ReferencedEntries returns the registered referenced kinds, sorted.
+func (r *Registry) ReferencedEntries() []Entry {
+	return r.entries(func(e *Entry) bool { return e.Role == adapter.RoleReferenced })
 }

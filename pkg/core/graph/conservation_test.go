@@ -1,4 +1,4 @@
-package core
+package graph_test
 
 import (
 	"context"
@@ -15,12 +15,16 @@ import (
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
-var forestKinds = []schema.GroupVersionKind{
-	widgetGVK, deployGVK, stsGVK, // tracked
-	rsGVK, gearGVK, podGVK, // walk-only
-	{Group: "unknown.io", Version: "v1", Kind: "Thing"}, // no adapter declares it
+var forestKinds = []schema.GroupVersionKind{coretest.WidgetGVK, coretest.DeployGVK,
+	// tracked
+	coretest.StsGVK, coretest.RsGVK,
+
+	// walk-only
+	coretest.GearGVK, coretest.PodGVK, {Group: "unknown.io", Version: "v1", Kind: "Thing"}, // no adapter declares it
 }
 
 // randomForest builds an ownership graph parent-first, then damages it the
@@ -31,20 +35,20 @@ func randomForest(rng *rand.Rand) []client.Object { return randomForestOf(rng, f
 
 // randomForestOf is randomForest over the given kinds.
 func randomForestOf(rng *rand.Rand, kinds []schema.GroupVersionKind) []client.Object {
-	var w world
+	var w coretest.World
 	n := 2 + rng.Intn(40)
 	for i := 0; i < n; i++ {
 		gvk := kinds[rng.Intn(len(kinds))]
 		var owner client.Object
 		switch r := rng.Float64(); {
-		case len(w.objs) > 0 && r < 0.45: // long chains, to reach the depth cap
-			owner = w.objs[len(w.objs)-1]
-		case len(w.objs) > 0 && r < 0.8:
-			owner = w.objs[rng.Intn(len(w.objs))]
+		case len(w.Objs) > 0 && r < 0.45: // long chains, to reach the depth cap
+			owner = w.Objs[len(w.Objs)-1]
+		case len(w.Objs) > 0 && r < 0.8:
+			owner = w.Objs[rng.Intn(len(w.Objs))]
 		}
-		w.add(gvk, fmt.Sprintf("o%d", i), owner)
+		w.Add(gvk, fmt.Sprintf("o%d", i), owner)
 	}
-	objs := w.objs
+	objs := w.Objs
 	for _, o := range objs {
 		ref := metav1.GetControllerOfNoCopy(o)
 		switch r := rng.Float64(); {
@@ -56,8 +60,9 @@ func randomForestOf(rng *rand.Rand, kinds []schema.GroupVersionKind) []client.Ob
 			refs := o.GetOwnerReferences()
 			refs[0].Name = "elsewhere"
 			o.SetOwnerReferences(refs)
-		case r < 0.11: // a cycle: point at any object, even a descendant
-			setController(o, objs[rng.Intn(len(objs))])
+		case r < 0.11:
+			coretest. // a cycle: point at any object, even a descendant
+					SetController(o, objs[rng.Intn(len(objs))])
 		case ref != nil && r < 0.13: // a non-controller reference only
 			refs := o.GetOwnerReferences()
 			refs[0].Controller = ptr.To(false)
@@ -78,7 +83,7 @@ func randomForestOf(rng *rand.Rand, kinds []schema.GroupVersionKind) []client.Ob
 // tracked workload appears in exactly one AIBOM, as its subject (a root) or in
 // exactly one root's owned list; and the walk and the closure agree.
 func TestConservationOverRandomForests(t *testing.T) {
-	reg := testRegistry(t)
+	reg := coretest.TestRegistry(t)
 	rng := rand.New(rand.NewSource(5005))
 	for forest := 0; forest < 5000; forest++ {
 		checkConservation(t, reg, forest, randomForest(rng))
@@ -92,21 +97,22 @@ func TestConservationOverRandomForests(t *testing.T) {
 // a workload, owning one, in a cycle): a referenced kind is never walked
 // through, never a root, never absorbed, and conservation still holds.
 func TestConservationOverRandomForestsWithReferences(t *testing.T) {
+	recipeGK := schema.GroupKind{Group: "example.com", Kind: "Recipe"} // modelAdapter's referenced kind
 	recipeGVK := recipeGK.WithVersion("v1")
-	base := testRegistry(t)
+	base := coretest.TestRegistry(t)
 	var adapters []adapter.Adapter
 	adapters = append(adapters, base.Adapters()...)
-	adapters = append(adapters, testAdapter{name: "recipes", kinds: []adapter.Kind{kind("example.com", "Recipe", "recipes", "v1", adapter.RoleReferenced)}})
-	reg, err := NewRegistry(adapters...)
+	adapters = append(adapters, coretest.TestAdapter{AdapterName: "recipes", AdapterKinds: []adapter.Kind{coretest.Kind("example.com", "Recipe", "recipes", "v1", adapter.RoleReferenced)}})
+	reg, err := graph.NewRegistry(adapters...)
 	require.NoError(t, err)
 	kinds := append(append([]schema.GroupVersionKind(nil), forestKinds...), recipeGVK, recipeGVK)
 	rng := rand.New(rand.NewSource(1414))
 	for forest := 0; forest < 3000; forest++ {
 		objs := randomForestOf(rng, kinds)
 		checkConservation(t, reg, forest, objs)
-		store := NewMemoryStore(objs)
-		closure := Closure{Registry: reg, Store: store}
-		walker := Walker{Registry: reg, Store: store}
+		store := graph.NewMemoryStore(objs)
+		closure := graph.Closure{Registry: reg, Store: store}
+		walker := graph.Walker{Registry: reg, Store: store}
 		for _, o := range objs {
 			if !reg.IsTracked(o.GetObjectKind().GroupVersionKind().GroupKind()) {
 				continue
@@ -129,19 +135,19 @@ func FuzzConservation(f *testing.F) {
 	for _, seed := range []int64{1, 5005, 4711, 235} {
 		f.Add(seed)
 	}
-	reg := testRegistry(f)
+	reg := coretest.TestRegistry(f)
 	f.Fuzz(func(t *testing.T, seed int64) {
 		checkConservation(t, reg, int(seed), randomForest(rand.New(rand.NewSource(seed))))
 	})
 }
 
-func checkConservation(t *testing.T, reg *Registry, forest int, objs []client.Object) {
+func checkConservation(t *testing.T, reg *graph.Registry, forest int, objs []client.Object) {
 	t.Helper()
 	ctx := context.Background()
 	{
-		store := NewMemoryStore(objs)
-		walker := Walker{Registry: reg, Store: store}
-		closure := Closure{Registry: reg, Store: store}
+		store := graph.NewMemoryStore(objs)
+		walker := graph.Walker{Registry: reg, Store: store}
+		closure := graph.Closure{Registry: reg, Store: store}
 		appearances := map[types.UID]int{}
 		suppressedBy := map[types.UID]string{}
 		var tracked []client.Object
@@ -195,11 +201,11 @@ spec:
   version: 0.1.0
   kinds:
   - {group: profiles.example.com, kind: Assembly, resource: assemblies, versions: [v1], role: tracked, rules: {models: [{path: spec.model}]}}
-  - {group: `+gearGVK.Group+`, kind: `+gearGVK.Kind+`, resource: gears, versions: [`+gearGVK.Version+`], role: walk-only}
+  - {group: `+coretest.GearGVK.Group+`, kind: `+coretest.GearGVK.Kind+`, resource: gears, versions: [`+coretest.GearGVK.Version+`], role: walk-only}
 `), "test")
 	require.NoError(t, err)
-	base := testRegistry(t)
-	reg, err := NewRegistry(append(base.Adapters(), p)...)
+	base := coretest.TestRegistry(t)
+	reg, err := graph.NewRegistry(append(base.Adapters(), p)...)
 	require.NoError(t, err)
 	assembly := schema.GroupVersionKind{Group: "profiles.example.com", Version: "v1", Kind: "Assembly"}
 	require.True(t, reg.IsTracked(assembly.GroupKind()))

@@ -1,7 +1,9 @@
-package core
+package graph
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +25,17 @@ func ControllerUID(obj client.Object) []string {
 	}
 	return nil
 }
+
+// ErrKindNotReady is returned by the supervisor's Store for a kind whose CRD
+// is absent or whose cache has not synced yet. The walk treats it like an
+// absent kind: the workload is reported as today.
+var ErrKindNotReady = errors.New("kind not served or its cache not synced")
+
+// ErrKindNotSynced is the ErrKindNotReady of a kind the cluster serves and
+// the controller may read, whose cache has not synced yet. Tracked means
+// registered, not synced (seed §1): a walk that meets such a kind does not
+// decide (see ReasonNotSynced).
+var ErrKindNotSynced = fmt.Errorf("%w: registered kind's cache not synced yet", ErrKindNotReady)
 
 // Store reads objects of registered kinds for the walk, the closure and the
 // reconciler.

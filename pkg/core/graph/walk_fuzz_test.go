@@ -1,4 +1,4 @@
-package core
+package graph_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,7 +45,7 @@ func FuzzWalk(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	reg := testRegistry(f)
+	reg := coretest.TestRegistry(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs := decodeGraph(data)
 		checkWalk(t, reg, objs)
@@ -53,10 +55,12 @@ func FuzzWalk(f *testing.F) {
 // Fuzz graphs use these kinds (tracked, walk-only, undeclared), names and
 // namespaces: few names and two namespaces, so that references collide.
 var (
-	fuzzKinds = []schema.GroupVersionKind{
-		widgetGVK, deployGVK, stsGVK, // tracked
-		rsGVK, gearGVK, podGVK, secretGVK, // walk-only
-		{Group: "unknown.io", Version: "v1", Kind: "Thing"}, // no adapter declares it
+	fuzzKinds = []schema.GroupVersionKind{coretest.WidgetGVK, coretest.DeployGVK,
+		// tracked
+		coretest.StsGVK, coretest.RsGVK, coretest.GearGVK,
+
+		// walk-only
+		coretest.PodGVK, coretest.SecretGVK, {Group: "unknown.io", Version: "v1", Kind: "Thing"}, // no adapter declares it
 	}
 	fuzzNames      = []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
 	fuzzNamespaces = []string{"ns", "other"}
@@ -168,37 +172,34 @@ func decodeGraph(data []byte) []client.Object {
 // boundedStore fails loudly once the walk reads more than a bound: a walk
 // that does not terminate shows as a test failure, not a hang.
 type boundedStore struct {
-	Store
+	graph.Store
 	gets, limit int64
 }
 
-func (s *boundedStore) Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error) {
+func (s *boundedStore) Get(ctx context.Context, e graph.Entry, namespace, name string) (client.Object, error) {
 	if atomic.AddInt64(&s.gets, 1) > s.limit {
 		panic(fmt.Sprintf("walk read more than %d objects", s.limit))
 	}
 	return s.Store.Get(ctx, e, namespace, name)
 }
 
-var walkReasons = map[string]bool{
-	ReasonRoot: true, ReasonUntrackedKind: true, ReasonNotFound: true, ReasonForbidden: true, ReasonNoMatch: true,
-	ReasonUIDMismatch: true, ReasonDepthCap: true, ReasonCycle: true, ReasonError: true,
-}
+var walkReasons = map[string]bool{graph.ReasonRoot: true, graph.ReasonUntrackedKind: true, graph.ReasonNotFound: true, graph.ReasonForbidden: true, graph.ReasonNoMatch: true, graph.ReasonUIDMismatch: true, graph.ReasonDepthCap: true, graph.ReasonCycle: true, graph.ReasonError: true}
 
-func checkWalk(t *testing.T, reg *Registry, objs []client.Object) {
+func checkWalk(t *testing.T, reg *graph.Registry, objs []client.Object) {
 	t.Helper()
-	mem := NewMemoryStore(objs)
+	mem := graph.NewMemoryStore(objs)
 	// TrackedOwner reads at most MaxWalkDepth owners plus one chain of
 	// maxClimb; Root repeats it at most once per object.
-	perWalk := int64(MaxWalkDepth + maxClimb + 2)
+	perWalk := int64(graph.MaxWalkDepth + graph.MaxClimb + 2)
 	store := &boundedStore{Store: mem, limit: perWalk * int64(len(objs)+2)}
-	walker := Walker{Registry: reg, Store: store}
+	walker := graph.Walker{Registry: reg, Store: store}
 	ctx := context.Background()
 
 	// The walks run in a goroutine so that one that does not terminate
 	// fails the test instead of hanging it; the checks run here.
 	type walked struct {
-		res  WalkResult
-		root *Owner
+		res  graph.WalkResult
+		root *graph.Owner
 	}
 	results := make([]walked, len(objs))
 	done := make(chan any, 1)
@@ -237,7 +238,7 @@ func checkWalk(t *testing.T, reg *Registry, objs []client.Object) {
 	}
 }
 
-func mustLookup(t *testing.T, reg *Registry, gk schema.GroupKind) Entry {
+func mustLookup(t *testing.T, reg *graph.Registry, gk schema.GroupKind) graph.Entry {
 	t.Helper()
 	e, ok := reg.Lookup(gk)
 	require.True(t, ok, "%s is registered", gk)
@@ -245,39 +246,39 @@ func mustLookup(t *testing.T, reg *Registry, gk schema.GroupKind) Entry {
 }
 
 // checkWalkResult compares a walk with the oracle.
-func checkWalkResult(t *testing.T, reg *Registry, store Store, obj client.Object, res WalkResult, objs []client.Object) {
+func checkWalkResult(t *testing.T, reg *graph.Registry, store graph.Store, obj client.Object, res graph.WalkResult, objs []client.Object) {
 	t.Helper()
-	graph := describe(objs)
+	forest := describe(objs)
 	require.GreaterOrEqual(t, res.Hops, 0)
-	require.LessOrEqual(t, res.Hops, MaxWalkDepth, "the walk never exceeds MaxWalkDepth hops")
+	require.LessOrEqual(t, res.Hops, graph.MaxWalkDepth, "the walk never exceeds MaxWalkDepth hops")
 	want, hops := oracleOwner(reg, store, obj)
 	if res.Owner == nil {
 		require.True(t, walkReasons[res.Reason], "unknown reason %q", res.Reason)
 		if want != nil {
 			// The only owner the walk may refuse is one whose own chain
 			// leads back to the object (a cycle).
-			require.Equal(t, ReasonCycle, res.Reason, "the walk missed %s %s at hop %d\n%s", want.GetObjectKind().GroupVersionKind().Kind, want.GetName(), hops, graph)
+			require.Equal(t, graph.ReasonCycle, res.Reason, "the walk missed %s %s at hop %d\n%s", want.GetObjectKind().GroupVersionKind().Kind, want.GetName(), hops, forest)
 			require.Equal(t, hops, res.Hops)
 		}
 		return
 	}
 	require.Empty(t, res.Reason)
-	require.NotNil(t, want, "the walk returned %+v; the oracle finds no tracked owner\n%s", res.Owner, graph)
+	require.NotNil(t, want, "the walk returned %+v; the oracle finds no tracked owner\n%s", res.Owner, forest)
 	require.True(t, reg.IsTracked(res.Owner.GroupKind))
 	require.Equal(t, obj.GetNamespace(), res.Owner.Namespace, "never another namespace")
 	require.Equal(t, want.GetObjectKind().GroupVersionKind().GroupKind(), res.Owner.GroupKind)
 	require.Equal(t, want.GetName(), res.Owner.Name)
-	require.Equal(t, string(want.GetUID()), res.Owner.UID, "the owner is the object the references name, by UID\n%s", graph)
-	require.Equal(t, hops, res.Hops, graph)
+	require.Equal(t, string(want.GetUID()), res.Owner.UID, "the owner is the object the references name, by UID\n%s", forest)
+	require.Equal(t, hops, res.Hops, forest)
 }
 
 // oracleOwner follows controller references from obj the slow, obvious way:
 // at each hop the first reference with controller=true, an owner of a
 // registered kind fetched by name in obj's namespace, its UID equal to the
 // reference's. It returns the first tracked owner and its hop, or nil.
-func oracleOwner(reg *Registry, store Store, obj client.Object) (client.Object, int) {
+func oracleOwner(reg *graph.Registry, store graph.Store, obj client.Object) (client.Object, int) {
 	cur := obj
-	for hop := 1; hop <= MaxWalkDepth; hop++ {
+	for hop := 1; hop <= graph.MaxWalkDepth; hop++ {
 		var ref *metav1.OwnerReference
 		for i, r := range cur.GetOwnerReferences() {
 			if r.Controller != nil && *r.Controller {

@@ -1,4 +1,4 @@
-package core
+package graph
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 	entries := c.Registry.Entries()
 	// Kinds read live (the get/list-only fallback) are listed at most once
 	// per closure: one root reconcile.
-	if readMemoFrom(ctx) == nil {
+	if ReadMemoFrom(ctx) == nil {
 		ctx = WithReadMemo(ctx)
 	}
 	hints, _ := c.Store.(ControllerKindHints)
@@ -130,7 +130,7 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 			for _, child := range children {
 				ref := metav1.GetControllerOfNoCopy(child)
 				if ref == nil || seen[child.GetUID()] || ref.UID != parent.obj.GetUID() ||
-					ref.Name != parent.obj.GetName() || refGroupKind(ref) != parentGK {
+					ref.Name != parent.obj.GetName() || RefGroupKind(ref) != parentGK {
 					continue
 				}
 				depth := parent.depth + 1

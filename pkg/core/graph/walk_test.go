@@ -1,0 +1,169 @@
+package graph_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+func TestTrackedOwnerAtHopOne(t *testing.T) {
+	var w coretest.World
+	deploy := w.Add(coretest.DeployGVK, "web", nil)
+	rs := w.Add(coretest.RsGVK, "web-1", deploy)
+	w.Add(coretest.PodGVK, "web-1-a", rs)
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+
+	// A Deployment owned by a Widget: suppressed at hop 1.
+	var w2 coretest.World
+	widget := w2.Add(coretest.WidgetGVK, "graph", nil)
+	owned := w2.Add(coretest.DeployGVK, "graph-worker", widget)
+	_, store2 := w2.Store(t, reg, nil)
+	res := graph.Walker{Registry: reg, Store: store2}.TrackedOwner(context.Background(), owned)
+	require.NotNil(t, res.Owner)
+	require.Equal(t, "graph", res.Owner.Name)
+	require.Equal(t, schema.GroupKind{Group: "example.com", Kind: "Widget"}, res.Owner.GroupKind)
+	require.Equal(t, 1, res.Hops)
+
+	// A ReplicaSet's walk reaches its Deployment at hop 1 too.
+	res = graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), rs)
+	require.NotNil(t, res.Owner)
+	require.Equal(t, "web", res.Owner.Name)
+}
+
+func TestTrackedOwnerAtHopThree(t *testing.T) {
+	var w coretest.World
+	widget := w.Add(coretest.WidgetGVK, "graph", nil)
+	gear := w.Add(coretest.GearGVK, "graph-gear", widget)
+	rs := w.Add(coretest.RsGVK, "graph-gear-rs", gear)
+	pod := w.Add(coretest.PodGVK, "graph-gear-rs-a", rs)
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), pod)
+	require.NotNil(t, res.Owner)
+	require.Equal(t, "graph", res.Owner.Name)
+	require.Equal(t, 3, res.Hops)
+}
+
+func TestUntrackedRootCostsNoRead(t *testing.T) {
+	var w coretest.World
+	deploy := w.Add(coretest.DeployGVK, "web", nil)
+	reg := coretest.TestRegistry(t)
+	reader, store := w.Store(t, reg, nil)
+	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), deploy)
+	require.Nil(t, res.Owner)
+	require.Equal(t, graph.ReasonRoot, res.Reason)
+	require.Zero(t, reader.Gets+reader.Lists, "a workload with no controller owner costs no read")
+}
+
+func TestOwnerOfUnknownKindIsUntracked(t *testing.T) {
+	var w coretest.World
+	foreign := w.Add(schema.GroupVersionKind{Group: "unknown.io", Version: "v1", Kind: "Thing"}, "thing", nil)
+	sts := w.Add(coretest.StsGVK, "db", foreign)
+	w.Objs = w.Objs[1:] // the foreign owner is not readable at all
+	reg := coretest.TestRegistry(t)
+	reader, store := w.Store(t, reg, nil)
+	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), sts)
+	require.Nil(t, res.Owner)
+	require.Equal(t, graph.ReasonUntrackedKind, res.Reason)
+	require.Zero(t, reader.Gets, "an owner of a kind nobody declared is not read")
+}
+
+func TestWalkFailuresMidWalkReportAsRoot(t *testing.T) {
+	vaultGR := schema.GroupResource{Group: "other.io", Resource: "vaults"}
+	cases := []struct {
+		name   string
+		err    error
+		reason string
+	}{
+		{"forbidden", apierrors.NewForbidden(vaultGR, "v", nil), graph.ReasonForbidden},
+		{"not found", apierrors.NewNotFound(vaultGR, "v"), graph.ReasonNotFound},
+		{"no match", &meta.NoKindMatchError{GroupKind: coretest.SecretGVK.GroupKind(), SearchedVersions: []string{"v1"}}, graph.ReasonNoMatch},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var w coretest.World
+			widget := w.Add(coretest.WidgetGVK, "graph", nil)
+			vault := w.Add(coretest.SecretGVK, "v", widget)
+			sts := w.Add(coretest.StsGVK, "db", vault)
+			reg := coretest.TestRegistry(t)
+			_, store := w.Store(t, reg, &interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if obj.GetObjectKind().GroupVersionKind().Kind == "Vault" {
+						return tc.err
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			})
+			res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), sts)
+			require.Nil(t, res.Owner, "an owner we cannot read must not suppress")
+			require.Equal(t, tc.reason, res.Reason)
+			require.Equal(t, "Vault.other.io", res.MissKind)
+		})
+	}
+}
+
+func TestUIDMismatchRejectsTheEdge(t *testing.T) {
+	var w coretest.World
+	widget := w.Add(coretest.WidgetGVK, "graph", nil)
+	deploy := w.Add(coretest.DeployGVK, "graph-worker", widget)
+	// The owner was re-created under the same name: the child's reference
+	// carries the old UID.
+	refs := deploy.GetOwnerReferences()
+	refs[0].UID = types.UID("uid-of-the-deleted-graph")
+	deploy.SetOwnerReferences(refs)
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), deploy)
+	require.Nil(t, res.Owner)
+	require.Equal(t, graph.ReasonUIDMismatch, res.Reason)
+}
+
+func TestDepthCap(t *testing.T) {
+	build := func(gears int) (client.Object, *graph.Registry, graph.Store) {
+		var w coretest.World
+		parent := w.Add(coretest.WidgetGVK, "root", nil)
+		for i := 0; i < gears; i++ {
+			parent = w.Add(coretest.GearGVK, "gear"+string(rune('a'+i)), parent)
+		}
+		sts := w.Add(coretest.StsGVK, "leaf", parent)
+		reg := coretest.TestRegistry(t)
+		_, store := w.Store(t, reg, nil)
+		return sts, reg, store
+	}
+	// Five walk-only hops, then the Widget at hop 6: found.
+	leaf, reg, store := build(5)
+	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), leaf)
+	require.NotNil(t, res.Owner)
+	require.Equal(t, 6, res.Hops)
+	// Six walk-only hops: the Widget would be hop 7, past the cap.
+	leaf, reg, store = build(6)
+	res = graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), leaf)
+	require.Nil(t, res.Owner)
+	require.Equal(t, graph.ReasonDepthCap, res.Reason)
+	require.Equal(t, coretest.WidgetGVK.GroupKind().String(), res.MissKind, "the kind label's one form: Kind.group")
+}
+
+func TestRootClimbsThroughTrackedOwners(t *testing.T) {
+	var w coretest.World
+	widget := w.Add(coretest.WidgetGVK, "graph", nil)
+	deploy := w.Add(coretest.DeployGVK, "graph-worker", widget)
+	rs := w.Add(coretest.RsGVK, "graph-worker-1", deploy)
+	pod := w.Add(coretest.PodGVK, "graph-worker-1-a", rs)
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	root := graph.Walker{Registry: reg, Store: store}.Root(context.Background(), pod)
+	require.NotNil(t, root)
+	require.Equal(t, "graph", root.Name)
+	root = graph.Walker{Registry: reg, Store: store}.Root(context.Background(), widget)
+	require.Equal(t, "graph", root.Name, "a tracked root is its own root")
+}
