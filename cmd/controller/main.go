@@ -213,7 +213,7 @@ func run() error {
 	}
 	if clusterProfiles {
 		if _, err := profileloader.Setup(mgr, &profileloader.Loader{
-			Client: mgr.GetClient(), Registry: registry, Static: adapterinfo.Adapters(loaded), Watches: sup,
+			Client: mgr.GetClient(), Registry: registry, Static: adapterinfo.Adapters(loaded), Watches: sup, Roots: r,
 			Log: ctrl.Log.WithName("adapter-profiles"),
 		}); err != nil {
 			return err

@@ -19,7 +19,6 @@ import (
 	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
@@ -236,7 +235,7 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 	ev := &evaluation{reg: reg, snap: snap, store: graph.NewMemoryStore(snap.Objects), partial: snap.Partial}
 	sopts := scan.Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: opts.maxDocBytes, Unused: opts.unused}
 	if f.fromFiles() && f.requireOptIn {
-		sopts.Namespace = func(ns string) bool { return snap.NamespaceLabels[ns][core.OptInLabel] == "true" }
+		sopts.Namespace = func(ns string) bool { return snap.NamespaceLabels[ns][graph.OptInLabel] == "true" }
 	}
 	ev.roots, err = scan.Evaluate(ctx, reg, ev.store, sopts)
 	if err != nil {
@@ -251,7 +250,7 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 	}
 	if f.fromFiles() && f.requireOptIn {
 		if skipped := notOptedIn(ctx, reg, ev.store, snap); len(skipped) > 0 {
-			fmt.Fprintf(s.Err, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", core.OptInLabel, strings.Join(skipped, ", "))
+			fmt.Fprintf(s.Err, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", graph.OptInLabel, strings.Join(skipped, ", "))
 		}
 	}
 	var unused []string
@@ -303,7 +302,7 @@ func notOptedIn(ctx context.Context, reg *graph.Registry, store graph.Store, sna
 	for _, e := range reg.TrackedEntries() {
 		objs, _ := store.InNamespace(ctx, e, "")
 		for _, o := range objs {
-			if snap.NamespaceLabels[o.GetNamespace()][core.OptInLabel] != "true" {
+			if snap.NamespaceLabels[o.GetNamespace()][graph.OptInLabel] != "true" {
 				seen[o.GetNamespace()] = true
 			}
 		}

@@ -89,7 +89,7 @@ func (rt *Runtime) Setup(ctx context.Context, mgr manager.Manager, r *core.Recon
 		Elected:  mgr.Elected(),
 		Log:      mgr.GetLogger().WithName("config"),
 		redeliver: func(ctx context.Context) {
-			sup.Redeliver(ctx, rt.Hub.Names())
+			r.Redeliver(ctx, rt.Hub.Names())
 		},
 	}
 	if _, err := mgr.GetRESTMapper().RESTMapping(v1alpha1.GroupVersion.WithKind("AIBOMConfig").GroupKind(), v1alpha1.GroupVersion.Version); err != nil {
@@ -114,7 +114,7 @@ func (rt *Runtime) Setup(ctx context.Context, mgr manager.Manager, r *core.Recon
 			case <-first:
 			case <-t.C:
 			}
-			if n := sup.Redeliver(ctx, rt.Hub.Names()); n > 0 {
+			if n := r.Redeliver(ctx, rt.Hub.Names()); n > 0 {
 				rt.log.Info("offering documents again to sinks that do not hold them", "aiboms", n)
 			}
 		}

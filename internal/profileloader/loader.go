@@ -38,6 +38,10 @@ import (
 type Watches interface {
 	Rediscover()
 	Replay(ctx context.Context, kinds []schema.GroupKind)
+}
+
+// Resyncer re-evaluates every workload (the reconciler).
+type Resyncer interface {
 	Resync(ctx context.Context, ratePerSecond float64) int
 }
 
@@ -48,7 +52,9 @@ type Loader struct {
 	// Static are the adapters the controller started with.
 	Static  []adapter.Adapter
 	Watches Watches
-	Log     logr.Logger
+	// Roots re-evaluates every workload when a kind is no longer tracked.
+	Roots Resyncer
+	Log   logr.Logger
 
 	// compiled keeps each profile's adapter by object name and generation:
 	// a status update or a resync recompiles nothing, and an unchanged
@@ -125,7 +131,7 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		if err := l.deleteAIBOMsOf(ctx, untracked); err != nil {
 			return reconcile.Result{}, err
 		}
-		n := l.Watches.Resync(ctx, 0)
+		n := l.Roots.Resync(ctx, 0)
 		l.Log.Info("kinds no longer tracked: their AIBOMs were deleted and every workload is reconciled again",
 			"kinds", names(untracked), "enqueued", n)
 	}

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -132,7 +131,7 @@ func SnapshotCluster(ctx context.Context, cfg *rest.Config, reg *graph.Registry,
 	if len(skipped) > 0 {
 		sort.Strings(skipped)
 		snap.Notes = append(snap.Notes, fmt.Sprintf("%d namespace(s) did not opt in (label %s=true) and were not read (--ignore-opt-in reads them): %s",
-			len(skipped), core.OptInLabel, strings.Join(skipped, ", ")))
+			len(skipped), graph.OptInLabel, strings.Join(skipped, ", ")))
 	}
 	if len(scan) == 0 {
 		return snap, nil

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/internal/manifest"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -309,7 +308,7 @@ func clusterScopedReferenced(reg *graph.Registry, gk schema.GroupKind) bool {
 }
 
 // optedIn reports whether labels opt a namespace in.
-func optedIn(labels map[string]string) bool { return labels[core.OptInLabel] == "true" }
+func optedIn(labels map[string]string) bool { return labels[graph.OptInLabel] == "true" }
 
 // isController reports whether ref is a controller reference.
 func isController(ref metav1.OwnerReference) bool { return ref.Controller != nil && *ref.Controller }

@@ -124,7 +124,7 @@ func appsReconciler(t *testing.T, extra []adapter.Adapter, objs ...client.Object
 	require.NoError(t, corev1.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: coretest.Ns, Labels: map[string]string{OptInLabel: "true"}}}).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: coretest.Ns, Labels: map[string]string{graph.OptInLabel: "true"}}}).
 		WithStatusSubresource(&v1alpha1.AIBOM{}).Build()
 	events := &eventLog{}
 	return &Reconciler{

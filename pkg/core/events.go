@@ -50,7 +50,7 @@ type EventMapper struct {
 	// Reader lists AIBOMs when a namespace opts in or out.
 	Reader client.Reader
 	// Namespaces is the enqueue filter; nil lets every event through.
-	Namespaces *NamespaceSet
+	Namespaces NamespaceFilter
 	// Written lets the AIBOM handler recognise the controller's own status
 	// writes coming back; may be nil.
 	Written *writeLog
@@ -59,6 +59,23 @@ type EventMapper struct {
 	// References maps a referenced object to the roots that used it (see
 	// references.go); may be nil.
 	References *ReferenceIndex
+}
+
+// NamespaceFilter says which namespaces have opted in: the watches'
+// NamespaceSet, which the caches follow too.
+type NamespaceFilter interface {
+	// OptedIn reports whether a namespace has opted in and its caches are
+	// ready.
+	OptedIn(namespace string) bool
+	// Selects reports whether a namespace with these labels opts in under
+	// the selector in force.
+	Selects(nsLabels map[string]string) bool
+}
+
+// optedIn reports whether the filter lets a namespace's events through (all
+// of them without a filter).
+func (m EventMapper) optedIn(namespace string) bool {
+	return m.Namespaces == nil || m.Namespaces.OptedIn(namespace)
 }
 
 // MapOp says what a Request asks of the worker.
@@ -164,7 +181,7 @@ func (m EventMapper) InformerHandler(ctx context.Context, e graph.Entry, q adder
 // tracked), the root above its controller owner, and, withDescendants, its
 // tracked descendants, as requests for the workers. No read, no walk.
 func (m EventMapper) enqueue(e graph.Entry, obj client.Object, withDescendants bool, q adder) {
-	if sq, ok := q.(*standbyQueue); ok && !sq.attached() {
+	if sq, ok := q.(*StandbyQueue); ok && !sq.Attached() {
 		return // a follower: everything is replayed once it leads
 	}
 	if e.Role == adapter.RoleReferenced {
@@ -175,7 +192,7 @@ func (m EventMapper) enqueue(e graph.Entry, obj client.Object, withDescendants b
 		return
 	}
 	ns := obj.GetNamespace()
-	if !m.Namespaces.OptedIn(ns) {
+	if !m.optedIn(ns) {
 		return
 	}
 	if e.Tracked() {
@@ -392,7 +409,7 @@ func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
 // the pods below them.
 func (m EventMapper) learnLiveKinds(ctx context.Context, ns string) {
 	live, ok := m.Store.(graph.LiveReads)
-	if !ok || !m.Namespaces.OptedIn(ns) {
+	if !ok || !m.optedIn(ns) {
 		return
 	}
 	ctx = graph.WithReadMemo(ctx)

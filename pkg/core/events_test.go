@@ -162,6 +162,6 @@ func TestLongChainIsResolvedOneLevelPerItem(t *testing.T) {
 func optedIn(name string) client.Object {
 	n := &metav1.PartialObjectMetadata{}
 	n.SetName(name)
-	n.SetLabels(map[string]string{OptInLabel: "true"})
+	n.SetLabels(map[string]string{graph.OptInLabel: "true"})
 	return n
 }

@@ -126,8 +126,8 @@ func (s *Supervisor) syncFallback(ctx context.Context, kw *kindWatch) error {
 // An informer replays its objects when it syncs; this is the same for a kind
 // read live, with one list and the walks' GETs.
 func (s *Supervisor) replayRoots(ctx context.Context, kw *kindWatch) {
-	if !s.queue.attached() {
-		return // a follower: replayAll runs once it leads
+	if !s.Events.Leading() {
+		return // a follower: ReplayAll runs once it leads
 	}
 	ctx = graph.WithReadMemo(ctx)
 	objs, err := s.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
@@ -140,7 +140,7 @@ func (s *Supervisor) replayRoots(ctx context.Context, kw *kindWatch) {
 	for _, obj := range objs {
 		if root := walker.Root(ctx, obj); root != nil && !seen[types.UID(root.UID)] {
 			seen[types.UID(root.UID)] = true
-			s.queue.Add(Request{GroupKind: root.GroupKind, Namespace: root.Namespace, Name: root.Name})
+			s.Events.Reconcile(root.GroupKind, root.Namespace, root.Name)
 		}
 	}
 }

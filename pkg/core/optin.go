@@ -51,7 +51,7 @@ const crdSyncWait = 10 * time.Second
 // caches and reported as at a cold start; those that opt out lose their
 // cached objects and their AIBOMs.
 func (s *Supervisor) SetNamespaceSelector(sel labels.Selector) {
-	s.Mapper.Namespaces.SetSelector(sel)
+	s.Namespaces.SetSelector(sel)
 }
 
 // namespaceChanged is NamespaceSet.OnChange: fill or empty the caches, then
@@ -60,23 +60,23 @@ func (s *Supervisor) namespaceChanged(name string) {
 	p := s.runCtx.Load()
 	if p == nil {
 		// Not started: the caches start with the set as it is then.
-		s.Mapper.NamespaceChanged(name, &s.queue)
+		s.Events.NamespaceChanged(name)
 		return
 	}
 	ctx := *p
-	if !s.Mapper.Namespaces.Admitted(name) {
+	if !s.Namespaces.Admitted(name) {
 		s.purgeNamespace(name)
-		s.Mapper.NamespaceChanged(name, &s.queue)
+		s.Events.NamespaceChanged(name)
 		return
 	}
-	s.Mapper.Namespaces.setPending(name, true)
+	s.Namespaces.setPending(name, true)
 	go func() {
 		s.fillNamespace(ctx, name)
-		s.Mapper.Namespaces.setPending(name, false)
-		if !s.Mapper.Namespaces.Admitted(name) {
+		s.Namespaces.setPending(name, false)
+		if !s.Namespaces.Admitted(name) {
 			s.purgeNamespace(name) // opted out meanwhile
 		}
-		s.Mapper.NamespaceChanged(name, &s.queue)
+		s.Events.NamespaceChanged(name)
 	}()
 }
 
@@ -148,7 +148,7 @@ func (s *Supervisor) fillKind(ctx context.Context, kw *kindWatch, ns string) err
 			return err
 		}
 		for _, item := range items {
-			if !s.Mapper.Namespaces.Admitted(ns) {
+			if !s.Namespaces.Admitted(ns) {
 				return nil
 			}
 			obj, ok := item.(client.Object)
@@ -194,7 +194,7 @@ func (s *Supervisor) purgeNamespace(ns string) {
 func (s *Supervisor) admissionHandler(kw *kindWatch) toolscache.ResourceEventHandler {
 	drop := func(obj any) {
 		o, ok := obj.(client.Object)
-		if !ok || o.GetNamespace() == "" || s.Mapper.Namespaces.Admitted(o.GetNamespace()) {
+		if !ok || o.GetNamespace() == "" || s.Namespaces.Admitted(o.GetNamespace()) {
 			return
 		}
 		_ = kw.informer.GetIndexer().Delete(o)

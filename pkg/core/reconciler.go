@@ -30,9 +30,6 @@ import (
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
-// OptInLabel is the namespace label that opts a namespace in.
-const OptInLabel = "aibom.dev/enabled"
-
 // Request names one tracked workload to reconcile (Op OpReconcile), or asks
 // a worker to map an event to the workloads it concerns (the other ops, see
 // EventMapper.Process).
@@ -554,7 +551,7 @@ func (r *Reconciler) namespaceOptedIn(ctx context.Context, name string) (bool, e
 		}
 		return false, fmt.Errorf("get namespace %s: %w", name, err)
 	}
-	if r.Mapper != nil {
+	if r.Mapper != nil && r.Mapper.Namespaces != nil {
 		// The namespace filter the caches follow decides, with the
 		// selector in force (an AIBOMConfig may change it).
 		return r.Mapper.Namespaces.Selects(ns.GetLabels()), nil

@@ -99,7 +99,7 @@ func newReconcilerFixture(t *testing.T, maxBytes int) *reconcilerFixture {
 	require.NoError(t, corev1.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: coretest.Ns, Labels: map[string]string{OptInLabel: "true"}}}).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: coretest.Ns, Labels: map[string]string{graph.OptInLabel: "true"}}}).
 		WithStatusSubresource(&v1alpha1.AIBOM{}).Build()
 	events := &eventLog{}
 	r := &Reconciler{

@@ -4,9 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
@@ -44,8 +46,8 @@ const DefaultResyncRate = 100
 // every tracked workload of an opted-in namespace the caches hold and the
 // subject of every AIBOM, and returns how many it enqueued. It does nothing
 // on a replica that does not lead.
-func (s *Supervisor) Resync(ctx context.Context, ratePerSecond float64) int {
-	if !s.queue.attached() {
+func (r *Reconciler) Resync(ctx context.Context, ratePerSecond float64) int {
+	if !r.leading() {
 		return 0
 	}
 	if ratePerSecond <= 0 {
@@ -60,45 +62,55 @@ func (s *Supervisor) Resync(ctx context.Context, ratePerSecond float64) int {
 			reqs = append(reqs, r)
 		}
 	}
-	for _, e := range s.Registry.TrackedEntries() {
-		objs, err := s.InNamespace(ctx, e, metav1.NamespaceAll)
+	for _, e := range r.Registry.TrackedEntries() {
+		objs, err := r.Store.InNamespace(ctx, e, metav1.NamespaceAll)
 		if err != nil {
 			continue // unreadable now: its sync or recovery replays it
 		}
 		for _, o := range objs {
-			if s.Mapper.Namespaces.OptedIn(o.GetNamespace()) {
+			if r.Mapper == nil || r.Mapper.optedIn(o.GetNamespace()) {
 				add(Request{GroupKind: e.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
 			}
 		}
 	}
-	if s.Mapper.Reader != nil {
+	if r.Mapper != nil && r.Mapper.Reader != nil {
 		var aiboms v1alpha1.AIBOMList
-		if err := s.Mapper.Reader.List(ctx, &aiboms); err != nil {
-			s.Log.Error(err, "re-verification: listing AIBOMs")
+		if err := r.Mapper.Reader.List(ctx, &aiboms); err != nil {
+			log.FromContext(ctx).Error(err, "re-verification: listing AIBOMs")
 		}
 		for i := range aiboms.Items {
 			a := &aiboms.Items[i]
-			if gk, ok := subjectGroupKind(a); ok && (s.Registry.IsTracked(gk) || s.Registry.Disabled(gk)) {
+			if gk, ok := subjectGroupKind(a); ok && (r.Registry.IsTracked(gk) || r.Registry.Disabled(gk)) {
 				add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
 			}
 		}
 	}
 	limiter := rate.NewLimiter(rate.Limit(ratePerSecond), max(1, int(ratePerSecond/10)))
 	n := 0
-	for _, r := range reqs {
+	for _, req := range reqs {
 		if limiter.Wait(ctx) != nil {
 			break
 		}
-		s.queue.Add(r)
+		r.Queue.Add(req)
 		n++
 	}
 	resyncEnqueued.Add(float64(n))
 	return n
 }
 
+// leading reports whether the reconciler's queue receives requests (this
+// replica leads).
+func (r *Reconciler) leading() bool {
+	if sq, ok := r.Queue.(*StandbyQueue); ok {
+		return sq.Attached()
+	}
+	return r.Queue != nil
+}
+
 // resyncLoop runs Resync every interval on the leader.
 type resyncLoop struct {
-	sup      *Supervisor
+	r        *Reconciler
+	log      logr.Logger
 	interval time.Duration
 	rate     float64
 }
@@ -116,8 +128,8 @@ func (l resyncLoop) Start(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			start := time.Now()
-			n := l.sup.Resync(ctx, l.rate)
-			l.sup.Log.V(1).Info("re-verification pass enqueued", "workloads", n, "took", time.Since(start).Round(time.Millisecond))
+			n := l.r.Resync(ctx, l.rate)
+			l.log.V(1).Info("re-verification pass enqueued", "workloads", n, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -162,7 +163,7 @@ type NamespaceSet struct {
 // NewNamespaceSet returns an empty set with the default selector.
 func NewNamespaceSet() *NamespaceSet {
 	return &NamespaceSet{in: map[string]bool{}, pending: map[string]bool{}, labels: map[string]map[string]string{},
-		selector: DefaultNamespaceSelector()}
+		selector: graph.DefaultNamespaceSelector()}
 }
 
 // OptedIn reports whether a namespace has opted in and its caches are
@@ -191,7 +192,7 @@ func (s *NamespaceSet) Admitted(namespace string) bool {
 // current selector.
 func (s *NamespaceSet) Selects(nsLabels map[string]string) bool {
 	if s == nil {
-		return DefaultNamespaceSelector().Matches(labels.Set(nsLabels))
+		return graph.DefaultNamespaceSelector().Matches(labels.Set(nsLabels))
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -202,7 +203,7 @@ func (s *NamespaceSet) Selects(nsLabels map[string]string) bool {
 // default) and announces every namespace whose opt-in changed.
 func (s *NamespaceSet) SetSelector(sel labels.Selector) {
 	if sel == nil {
-		sel = DefaultNamespaceSelector()
+		sel = graph.DefaultNamespaceSelector()
 	}
 	var changed []string
 	s.mu.Lock()

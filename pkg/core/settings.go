@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 )
 
 // Settings are what the controller's configuration (an AIBOMConfig) may
@@ -21,26 +21,16 @@ type Settings struct {
 	adapters []string // nil: all
 }
 
-// DefaultNamespaceSelector selects the namespaces labelled
-// aibom.dev/enabled=true.
-func DefaultNamespaceSelector() labels.Selector {
-	req, err := labels.NewRequirement(OptInLabel, selection.Equals, []string{"true"})
-	if err != nil {
-		panic(err) // a constant requirement
-	}
-	return labels.NewSelector().Add(*req)
-}
-
 // NewSettings returns settings with the default selector and an inline cap.
 func NewSettings(maxDocumentBytes int) *Settings {
-	return &Settings{selector: DefaultNamespaceSelector(), maxBytes: maxDocumentBytes}
+	return &Settings{selector: graph.DefaultNamespaceSelector(), maxBytes: maxDocumentBytes}
 }
 
 // Selects reports whether a namespace with these labels is in scope. Nil
 // settings use the default selector.
 func (s *Settings) Selects(nsLabels map[string]string) bool {
 	if s == nil {
-		return nsLabels[OptInLabel] == "true"
+		return nsLabels[graph.OptInLabel] == "true"
 	}
 	s.mu.RLock()
 	sel := s.selector
@@ -72,16 +62,25 @@ type Config struct {
 	MaxDocumentBytes int
 }
 
+// NamespaceScope is what follows the namespace selector besides the
+// reconciler: the watches' caches and enqueue filter (the Supervisor).
+type NamespaceScope interface {
+	// SetNamespaceSelector changes which namespaces opt in; the namespaces
+	// whose opt-in changed are re-evaluated.
+	SetNamespaceSelector(sel labels.Selector)
+}
+
 // Reconfigurer applies a Config to a running core. Setup's reconciler and
 // supervisor make one (NewReconfigurer).
 type Reconfigurer struct {
-	r   *Reconciler
-	sup *Supervisor
+	r     *Reconciler
+	scope NamespaceScope
 }
 
-// NewReconfigurer ties the reconciler and supervisor of one Setup.
-func NewReconfigurer(r *Reconciler, sup *Supervisor) *Reconfigurer {
-	return &Reconfigurer{r: r, sup: sup}
+// NewReconfigurer ties the reconciler and the namespace scope (the
+// supervisor) of one Setup; scope may be nil.
+func NewReconfigurer(r *Reconciler, scope NamespaceScope) *Reconfigurer {
+	return &Reconfigurer{r: r, scope: scope}
 }
 
 // Reconfigure applies c. An invalid c (an adapter not loaded) is an error
@@ -97,7 +96,7 @@ func (c *Reconfigurer) Reconfigure(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("reconfigure: the reconciler has no settings")
 	}
 	if cfg.NamespaceSelector == nil {
-		cfg.NamespaceSelector = DefaultNamespaceSelector()
+		cfg.NamespaceSelector = graph.DefaultNamespaceSelector()
 	}
 	if cfg.MaxDocumentBytes <= 0 {
 		return fmt.Errorf("reconfigure: inline cap must be positive")
@@ -122,7 +121,7 @@ func (c *Reconfigurer) Reconfigure(ctx context.Context, cfg Config) error {
 	}
 	if adaptersChanged || capChanged {
 		// Every root and every AIBOM subject, paced (Resync).
-		go c.sup.Resync(ctx, 0)
+		go c.r.Resync(ctx, 0)
 	}
 	return nil
 }
@@ -131,7 +130,9 @@ func (c *Reconfigurer) Reconfigure(ctx context.Context, cfg Config) error {
 // follow: namespaces that enter it are admitted and reported as at a cold
 // start, those that leave it lose their cached objects and their AIBOMs.
 func (c *Reconfigurer) reselect(context.Context) error {
-	c.sup.SetNamespaceSelector(c.r.Settings.NamespaceSelector())
+	if c.scope != nil {
+		c.scope.SetNamespaceSelector(c.r.Settings.NamespaceSelector())
+	}
 	return nil
 }
 
@@ -139,7 +140,7 @@ func (c *Reconfigurer) reselect(context.Context) error {
 // evaluated yet, so nothing is re-evaluated.
 func (c *Reconfigurer) Initialize(cfg Config) error {
 	if cfg.NamespaceSelector == nil {
-		cfg.NamespaceSelector = DefaultNamespaceSelector()
+		cfg.NamespaceSelector = graph.DefaultNamespaceSelector()
 	}
 	if cfg.MaxDocumentBytes <= 0 {
 		return fmt.Errorf("initialize: inline cap must be positive")
@@ -151,8 +152,8 @@ func (c *Reconfigurer) Initialize(cfg Config) error {
 	s.mu.Lock()
 	s.selector, s.maxBytes, s.adapters = cfg.NamespaceSelector, cfg.MaxDocumentBytes, slices.Clone(cfg.Adapters)
 	s.mu.Unlock()
-	if c.sup != nil {
-		c.sup.Mapper.Namespaces.SetSelector(cfg.NamespaceSelector)
+	if c.scope != nil {
+		c.scope.SetNamespaceSelector(cfg.NamespaceSelector)
 	}
 	return nil
 }

@@ -131,7 +131,10 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	settings := NewSettings(opts.MaxDocumentBytes)
 	namespaces := NewNamespaceSet()
 	refs := NewReferenceIndex()
-	sup.Mapper = EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache(), References: refs}
+	queue := &StandbyQueue{}
+	mapper := &EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache(), References: refs}
+	sup.Namespaces = namespaces
+	sup.Events = Feed{Mapper: mapper, Queue: queue}
 	r := &Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
@@ -146,11 +149,11 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		ReportAll:        opts.ReportAll,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
-		Mapper:           &sup.Mapper,
-		Queue:            &sup.queue,
+		Mapper:           mapper,
+		Queue:            queue,
 		References:       refs,
 	}
-	sup.Mapper.Written = &r.written
+	mapper.Written = &r.written
 	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{
 		Reconciler:              r,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
@@ -165,7 +168,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	if err != nil {
 		return nil, nil, fmt.Errorf("core setup: controller: %w", err)
 	}
-	if err := ctrl.Watch(sup.Source()); err != nil {
+	if err := ctrl.Watch(queue.Source(sup)); err != nil {
 		return nil, nil, fmt.Errorf("core setup: supervisor source: %w", err)
 	}
 	ns := &metav1.PartialObjectMetadata{}
@@ -182,7 +185,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	namespaces.synced = reg.HasSynced
 	namespaces.OnChange = sup.namespaceChanged
 	namespaces.OnDelete = sup.namespaceDeleted
-	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, sup.Mapper.ForAIBOMs())); err != nil {
+	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, mapper.ForAIBOMs())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}
 	// The supervisor lists AIBOMs when a kind's cache syncs, on every
@@ -198,7 +201,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		opts.ResyncInterval = DefaultResyncInterval
 	}
 	if opts.ResyncInterval > 0 {
-		if err := mgr.Add(resyncLoop{sup: sup, interval: opts.ResyncInterval, rate: opts.ResyncRate}); err != nil {
+		if err := mgr.Add(resyncLoop{r: r, log: sup.Log, interval: opts.ResyncInterval, rate: opts.ResyncRate}); err != nil {
 			return nil, nil, fmt.Errorf("core setup: re-verification: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/document"
@@ -278,19 +279,19 @@ func imageDigests(in Inputs) []string {
 // configured sink does not hold (see undelivered): their reconcile offers
 // the document again. It returns how many it enqueued; on a replica that
 // does not lead it does nothing.
-func (s *Supervisor) Redeliver(ctx context.Context, names []string) int {
-	if len(names) == 0 || !s.queue.attached() || s.Mapper.Reader == nil {
+func (r *Reconciler) Redeliver(ctx context.Context, names []string) int {
+	if len(names) == 0 || !r.leading() || r.Mapper == nil || r.Mapper.Reader == nil {
 		return 0
 	}
 	var aiboms v1alpha1.AIBOMList
-	if err := s.Mapper.Reader.List(ctx, &aiboms); err != nil {
-		s.Log.Error(err, "redelivery: listing AIBOMs")
+	if err := r.Mapper.Reader.List(ctx, &aiboms); err != nil {
+		log.FromContext(ctx).Error(err, "redelivery: listing AIBOMs")
 		return 0
 	}
 	n := 0
 	for i := range aiboms.Items {
 		if a := &aiboms.Items[i]; len(undelivered(names, a)) > 0 {
-			s.Mapper.enqueueSubject(a, &s.queue)
+			r.Mapper.enqueueSubject(a, r.Queue)
 			n++
 		}
 	}

@@ -25,9 +25,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -46,8 +44,12 @@ type Supervisor struct {
 	Config *rest.Config
 	// Scheme is passed to the kinds' caches.
 	Scheme *runtime.Scheme
-	// Mapper maps events to workloads; its Store must be this Supervisor.
-	Mapper EventMapper
+	// Namespaces is the set of opted-in namespaces the caches follow (kept
+	// from the namespace informer); nil admits every namespace.
+	Namespaces *NamespaceSet
+	// Events receives what the informers see (the reconcile loop's event
+	// mapper, bound to the controller's queue).
+	Events Events
 	// Recorder emits one Event per health transition; may be nil.
 	Recorder events.EventRecorder
 	// Interval is how often presence is re-discovered and the kinds read
@@ -70,11 +72,8 @@ type Supervisor struct {
 	// by initWake, whichever of Rediscover and Start comes first.
 	wake     chan struct{}
 	wakeOnce sync.Once
-	// queue is where informer events go: it drops them until the
-	// controller's queue exists (on the leader), and then receives a replay.
-	queue  standbyQueue
-	once   sync.Once
-	passed atomic.Bool
+	once     sync.Once
+	passed   atomic.Bool
 	// absentLogged: one log line per absent kind per process.
 	absentLogged sync.Map
 	// fallbackLogged: one log line per kind on the live-read fallback per
@@ -179,54 +178,34 @@ func (s *Supervisor) init() {
 	})
 }
 
-// Source returns the controller source through which the supervisor's
-// informers enqueue work. The controller starts it on the leader only; the
-// supervisor's caches run on every replica, so a follower is ready and warm,
-// and everything already cached is replayed into the queue when it attaches.
-func (s *Supervisor) Source() source.TypedSource[Request] {
-	s.init()
-	return startupSource{TypedSource: source.TypedFunc[Request](func(ctx context.Context, q queue) error {
-		if !s.queue.attach(q) {
-			return nil
-		}
-		go s.replayAll(ctx)
-		return nil
-	}), s: s}
-}
-
 // StartupSyncBound is how long the controller's workers wait, at most, for
-// the first discovery and every started kind's cache (see startupSource).
+// the first discovery and every started kind's cache (WaitForStartup).
 const StartupSyncBound = time.Minute
 
-// startupSource holds the controller's workers back until the supervisor's
-// first discovery is done and every kind it started has synced or failed.
-// Without it, a root reconciled before its owner's or its descendants' kind
-// synced is reported on its own, or without digests, and rewritten moments
-// later: more writes at cold start and AIBOMs created only to be deleted.
-// A kind that never syncs (a failing list) does not hold the others: the
-// wait ends when its watch reports an error, and after StartupSyncBound.
-type startupSource struct {
-	source.TypedSource[Request]
-	s *Supervisor
-}
-
-// WaitForSync implements source.TypedSyncingSource.
-func (x startupSource) WaitForSync(ctx context.Context) error {
+// WaitForStartup returns once the supervisor's first discovery is done and
+// every kind it started has synced or failed, or after StartupSyncBound, or
+// when ctx ends. The controller's workers wait for it: a root reconciled
+// before its owner's or its descendants' kind synced would be reported on
+// its own, or without digests, and rewritten moments later (more writes at
+// cold start, AIBOMs created only to be deleted). A kind that never syncs
+// (a failing list) does not hold the others: the wait ends when its watch
+// reports an error.
+func (s *Supervisor) WaitForStartup(ctx context.Context) {
+	s.init()
 	bound := time.NewTimer(StartupSyncBound)
 	defer bound.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for !x.s.startupSettled() {
+	for !s.startupSettled() {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-bound.C:
-			x.s.Log.Info("starting reconciles before every kind's cache synced", "waited", StartupSyncBound)
-			return nil
+			s.Log.Info("starting reconciles before every kind's cache synced", "waited", StartupSyncBound)
+			return
 		case <-tick.C:
 		}
 	}
-	return nil
 }
 
 // startupSettled: the first discovery is done and every started kind's
@@ -251,12 +230,14 @@ func (s *Supervisor) startupSettled() bool {
 	return true
 }
 
-// replayAll enqueues what every readable kind holds: events that arrived
-// before the controller's queue existed were dropped.
-func (s *Supervisor) replayAll(ctx context.Context) {
+// ReplayAll sends Events a replay of what every readable kind holds: events
+// that arrived before the controller's queue existed (on a replica that did
+// not lead yet) were dropped.
+func (s *Supervisor) ReplayAll(ctx context.Context) {
+	s.init()
 	// The replay goes through the enqueue filter: wait until it knows every
 	// namespace.
-	for !s.Mapper.Namespaces.Synced() {
+	for !s.Namespaces.Synced() {
 		select {
 		case <-ctx.Done():
 			return
@@ -282,76 +263,17 @@ func (s *Supervisor) replayAll(ctx context.Context) {
 	}
 }
 
-// replayCache enqueues, through the event mapper, every object of a kind's
-// synced cache.
+// replayCache replays every object of a kind's synced cache through Events.
 func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
-	if !s.queue.attached() {
-		return // a follower: replayAll runs once it leads
+	if !s.Events.Leading() {
+		return // a follower: ReplayAll runs once it leads
 	}
 	objs, err := graph.ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
 	if err != nil {
 		s.Log.Error(err, "replaying a kind's cached objects", "kind", kw.entry.Kind.String())
 		return
 	}
-	for _, obj := range objs {
-		s.Mapper.OnAdd(ctx, kw.entry, obj, &s.queue)
-	}
-	// AIBOMs whose workload went away while no cache of its kind was
-	// running (controller down, CRD re-installed) get no event: reconcile
-	// their subjects too, so that a stale AIBOM is removed.
-	if !kw.entry.Tracked() {
-		return // only tracked kinds are subjects
-	}
-	var aiboms v1alpha1.AIBOMList
-	if err := s.Mapper.Reader.List(ctx, &aiboms); err != nil {
-		s.Log.Error(err, "listing AIBOMs to replay a kind's subjects", "kind", kw.entry.Kind.String())
-		return
-	}
-	for i := range aiboms.Items {
-		a := &aiboms.Items[i]
-		if gk, ok := subjectGroupKind(a); ok && gk == kw.entry.GroupKind() {
-			s.Mapper.enqueueSubject(a, &s.queue)
-		}
-	}
-}
-
-// standbyQueue forwards Add to the controller's queue once it is attached and
-// drops requests before that. The event mapper checks attached and calls Add
-// only; the other methods of the interface are the attached queue's and must
-// not be called before attach.
-type standbyQueue struct {
-	queue // the attached queue; nil until attach
-	mu    sync.RWMutex
-	q     queue
-}
-
-// attach sets the controller's queue; false if one was already attached.
-func (w *standbyQueue) attach(q queue) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.q != nil {
-		return false
-	}
-	w.q, w.queue = q, q
-	return true
-}
-
-// attached reports whether the controller's queue is attached (this replica
-// leads): before that, mapping an event to its root is wasted work.
-func (w *standbyQueue) attached() bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.q != nil
-}
-
-// Add enqueues r when the controller's queue is attached.
-func (w *standbyQueue) Add(r Request) {
-	w.mu.RLock()
-	q := w.q
-	w.mu.RUnlock()
-	if q != nil {
-		q.Add(r)
-	}
+	s.Events.Replay(ctx, kw.entry, objs)
 }
 
 // FirstPassDone reports whether the first presence discovery finished (the
@@ -379,7 +301,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	cachedObjects.sup.Store(s)
 	// The caches admit the objects of opted-in namespaces only: they start
 	// once the set of opted-in namespaces is known.
-	for !s.Mapper.Namespaces.Synced() {
+	for !s.Namespaces.Synced() {
 		select {
 		case <-ctx.Done():
 			return nil
@@ -548,8 +470,8 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 		},
 		stalled: func() { go s.watchStalled(ctx, kw) },
 	}
-	if !e.ClusterScoped && s.Mapper.Namespaces != nil {
-		hooks.admit = s.Mapper.Namespaces.Admitted
+	if !e.ClusterScoped && s.Namespaces != nil {
+		hooks.admit = s.Namespaces.Admitted
 	}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	scope := meta.RESTScopeNamespace
@@ -596,7 +518,7 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 			return err
 		}
 	}
-	if _, err := inf.AddEventHandler(s.Mapper.InformerHandler(kctx, e, &s.queue)); err != nil {
+	if _, err := inf.AddEventHandler(s.Events.Handler(kctx, e)); err != nil {
 		cancel()
 		return err
 	}

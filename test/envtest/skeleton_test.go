@@ -16,6 +16,7 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -120,12 +121,12 @@ func TestOptingOutDeletesTheNamespacesAIBOMs(t *testing.T) {
 
 	n := &corev1.Namespace{}
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: ns}, n))
-	n.Labels[core.OptInLabel] = "false"
+	n.Labels[graph.OptInLabel] = "false"
 	require.NoError(t, env.Client.Update(context.Background(), n))
 	waitNoAIBOM(t, key)
 
 	// Opting back in brings it back.
-	n.Labels[core.OptInLabel] = "true"
+	n.Labels[graph.OptInLabel] = "true"
 	require.NoError(t, env.Client.Update(context.Background(), n))
 	waitAIBOM(t, key, nil)
 }

@@ -45,6 +45,7 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Options size and tune a run.
@@ -212,7 +213,7 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	for _, ns := range load.Namespaces {
 		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 		if optedIn[ns] {
-			n.Labels = map[string]string{core.OptInLabel: "true"}
+			n.Labels = map[string]string{graph.OptInLabel: "true"}
 		}
 		if err := c.Create(ctx, n); err != nil {
 			return rep, fmt.Errorf("create namespace %s: %w", ns, err)

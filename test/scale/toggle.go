@@ -10,12 +10,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/aibom-dev/aibom/pkg/core"
 )
 
 // apiServerMetrics returns a scraper of the API server's own /metrics (the
@@ -133,9 +132,9 @@ func setOptIn(ctx context.Context, c client.Client, ns string, on bool) error {
 		n.Labels = map[string]string{}
 	}
 	if on {
-		n.Labels[core.OptInLabel] = "true"
+		n.Labels[graph.OptInLabel] = "true"
 	} else {
-		delete(n.Labels, core.OptInLabel)
+		delete(n.Labels, graph.OptInLabel)
 	}
 	return c.Update(ctx, &n)
 }

@@ -392,7 +392,7 @@ func TestGroveOptInAfterCreationRollsUpThroughLiveReads(t *testing.T) {
 
 	n := &corev1.Namespace{}
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: ns}, n))
-	n.Labels = map[string]string{core.OptInLabel: "true"}
+	n.Labels = map[string]string{graph.OptInLabel: "true"}
 	require.NoError(t, env.Client.Update(context.Background(), n))
 	waitDocument(t, ns, dgdGK, graphName, func(doc string) bool { return strings.Contains(doc, workerDigest) })
 	require.Eventually(t, func() bool { return slices.Equal(aibomsIn(t, ns), []string{"DynamoGraphDeployment/" + graphName}) }, eventually, tick)

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -156,7 +156,7 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 
 	out := &corev1.Namespace{}
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: optOut}, out))
-	delete(out.Labels, core.OptInLabel)
+	delete(out.Labels, graph.OptInLabel)
 	require.NoError(t, env.Client.Update(ctx, out))
 
 	// Converged.

@@ -126,7 +126,7 @@ func (c Conservation) Check(ctx context.Context) (ConservationReport, error) {
 	}
 	optedIn := map[string]bool{}
 	for _, ns := range nsList.Items {
-		optedIn[ns.Name] = ns.Labels[core.OptInLabel] == "true"
+		optedIn[ns.Name] = ns.Labels[graph.OptInLabel] == "true"
 	}
 	inScope := func(ns string) bool { return len(c.Namespaces) == 0 || slices.Contains(c.Namespaces, ns) }
 

@@ -74,7 +74,7 @@ func check(t *testing.T, objs ...client.Object) ConservationReport {
 	t.Helper()
 	reg, err := graph.NewRegistry(apps.New(), batch.New())
 	require.NoError(t, err)
-	all := append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}}, objs...)
+	all := append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{graph.OptInLabel: "true"}}}}, objs...)
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(all...).WithStatusSubresource(&v1alpha1.AIBOM{}).Build()
 	rep, err := Conservation{Reader: c, Registry: reg}.Check(context.Background())
 	require.NoError(t, err)

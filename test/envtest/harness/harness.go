@@ -153,6 +153,9 @@ type Controller struct {
 	Requests   *RequestCounter
 	Manager    ctrl.Manager
 	Supervisor *core.Supervisor
+	// Reconciler is the controller's reconciler (Resync runs a
+	// re-verification pass).
+	Reconciler *core.Reconciler
 	// Registry holds the controller's kinds (for Conservation).
 	Registry *graph.Registry
 	// Config and Sinks are the AIBOMConfig's controller and the sinks'
@@ -187,7 +190,7 @@ type ControllerOptions struct {
 	// ScrapeRetry: how soon a failed scrape is retried (default 30s).
 	ScrapeRetry time.Duration
 	// ResyncInterval of the periodic re-verification; default one hour (as
-	// DiscoveryInterval). Controller.Supervisor.Resync runs a pass at once.
+	// DiscoveryInterval). Controller.Reconciler.Resync runs a pass at once.
 	ResyncInterval time.Duration
 	// WatchProgressDeadline of the supervisor (0: the default).
 	WatchProgressDeadline time.Duration
@@ -270,7 +273,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		so := *opts.Sinks
 		so.SkipNameValidation = true
 		if so.Defaults.MaxDocumentBytes == 0 {
-			so.Defaults = core.Config{NamespaceSelector: core.DefaultNamespaceSelector(), MaxDocumentBytes: coreOpts.MaxDocumentBytes}
+			so.Defaults = core.Config{NamespaceSelector: graph.DefaultNamespaceSelector(), MaxDocumentBytes: coreOpts.MaxDocumentBytes}
 		}
 		live = configuration.New(mgr, so)
 		coreOpts.Sinks = live.Hub
@@ -280,7 +283,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		cancel()
 		return nil, err
 	}
-	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, Registry: reg, cancel: cancel, done: make(chan error, 1), exited: make(chan struct{}), link: l}
+	c := &Controller{Requests: counter, Manager: mgr, Supervisor: sup, Reconciler: r, Registry: reg, cancel: cancel, done: make(chan error, 1), exited: make(chan struct{}), link: l}
 	if live != nil {
 		if c.Config, err = live.Setup(ctx, mgr, r, sup); err != nil {
 			cancel()

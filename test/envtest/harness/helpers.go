@@ -26,6 +26,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // nsCounter numbers the namespaces NewNamespace creates, process-wide (one
@@ -35,7 +36,7 @@ var nsCounter atomic.Int64
 // NewNamespace creates a fresh namespace and returns its name:
 // prefix<n>-<the test's name>, lower case, with "/", "." and "_" replaced by
 // "-", cut to 63 characters without a trailing "-"; n counts the namespaces
-// of the test binary. An opted-in namespace carries core.OptInLabel "true";
+// of the test binary. An opted-in namespace carries graph.OptInLabel "true";
 // otherwise it has no labels.
 func (e *Env) NewNamespace(t testing.TB, prefix string, optedIn bool) string {
 	t.Helper()
@@ -47,7 +48,7 @@ func (e *Env) NewNamespace(t testing.TB, prefix string, optedIn bool) string {
 	name = strings.TrimRight(name, "-")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if optedIn {
-		ns.Labels = map[string]string{core.OptInLabel: "true"}
+		ns.Labels = map[string]string{graph.OptInLabel: "true"}
 	}
 	require.NoError(t, e.Client.Create(context.Background(), ns))
 	return name

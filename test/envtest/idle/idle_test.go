@@ -15,7 +15,7 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -152,9 +152,9 @@ func setOptIn(t *testing.T, ns string, on bool) {
 		n.Labels = map[string]string{}
 	}
 	if on {
-		n.Labels[core.OptInLabel] = "true"
+		n.Labels[graph.OptInLabel] = "true"
 	} else {
-		delete(n.Labels, core.OptInLabel)
+		delete(n.Labels, graph.OptInLabel)
 	}
 	require.NoError(t, env.Client.Update(context.Background(), &n))
 }

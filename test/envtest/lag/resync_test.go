@@ -50,7 +50,7 @@ func TestResyncPassWritesNothingWhenNothingChanged(t *testing.T) {
 
 	before, unchanged := c.Requests.Snapshot(), deploymentOutcome("unchanged")
 	start := time.Now()
-	n := c.Supervisor.Resync(context.Background(), 1000)
+	n := c.Reconciler.Resync(context.Background(), 1000)
 	require.GreaterOrEqual(t, n, roots)
 	require.Eventually(t, func() bool { return deploymentOutcome("unchanged")-unchanged >= roots }, eventually, 20*time.Millisecond)
 	took := time.Since(start)

@@ -23,6 +23,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -54,7 +55,7 @@ func TestPluginResponseOverTheCapFailsOneWorkloadOnly(t *testing.T) {
 	t.Cleanup(func() { _ = ctrl.Stop() })
 
 	ns := "widgets"
-	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}))
+	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{graph.OptInLabel: "true"}}}))
 	objs, err := manifest.Decode("widgets", []byte(widgets))
 	require.NoError(t, err)
 	for _, o := range objs {

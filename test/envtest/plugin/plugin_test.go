@@ -31,6 +31,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -66,7 +67,7 @@ func TestOutOfTreeOllamaAdapterLoadedFromABinary(t *testing.T) {
 	t.Cleanup(func() { _ = ctrl.Stop() })
 
 	ns := "ollama"
-	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{core.OptInLabel: "true"}}}))
+	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{graph.OptInLabel: "true"}}}))
 	objs, err := manifest.Decode("model", []byte(modelChain))
 	require.NoError(t, err)
 	for _, o := range objs {

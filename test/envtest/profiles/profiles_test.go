@@ -63,7 +63,7 @@ func run(m *testing.M) int {
 	defer controller.Stop()
 	loaded, err := profileloader.Setup(controller.Manager, &profileloader.Loader{
 		Client: controller.Manager.GetClient(), Registry: controller.Registry, Static: static,
-		Watches: controller.Supervisor, Log: ctrl.Log.WithName("adapter-profiles"),
+		Watches: controller.Supervisor, Roots: controller.Reconciler, Log: ctrl.Log.WithName("adapter-profiles"),
 	})
 	if err != nil || !loaded {
 		fmt.Fprintln(os.Stderr, "envtest: adapter profile loader:", loaded, err)

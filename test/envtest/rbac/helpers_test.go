@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
@@ -205,7 +204,7 @@ func newNamespace(t *testing.T) string {
 	t.Cleanup(func() {
 		ns := &corev1.Namespace{}
 		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, ns))
-		ns.Labels[core.OptInLabel] = "false"
+		ns.Labels[graph.OptInLabel] = "false"
 		require.NoError(t, env.Client.Update(context.Background(), ns))
 	})
 	return name

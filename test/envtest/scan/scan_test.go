@@ -32,6 +32,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/internal/version"
 	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -290,7 +291,7 @@ func TestAllNamespacesHonoursOptIn(t *testing.T) {
 	nsList := &corev1.NamespaceList{}
 	require.NoError(t, env.Client.List(context.Background(), nsList))
 	for _, n := range nsList.Items {
-		if n.Labels[core.OptInLabel] == "true" {
+		if n.Labels[graph.OptInLabel] == "true" {
 			opted = append(opted, n.Name)
 		}
 	}
