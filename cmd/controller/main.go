@@ -35,6 +35,8 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 )
 
 func main() {
@@ -89,9 +91,9 @@ func run() error {
 	flag.StringVar(&report, "report", "ai", "Which roots get an AIBOM: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\" (every root in an opted-in namespace).")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", core.DefaultMaxConcurrentReconciles, "How many workloads are reconciled in parallel. The client has no rate limit of its own: the API server's priority and fairness paces it.")
 	flag.DurationVar(&discoveryInterval, "discovery-interval", 30*time.Second, "How often to re-discover which adapter kinds the cluster serves and probe the kinds read live, only while something needs polling (CRDs cannot be watched, a discovery failed, a kind may be listed but not watched); otherwise a CRD change triggers discovery and nothing is polled.")
-	flag.DurationVar(&watchDeadline, "watch-progress-deadline", core.DefaultWatchProgressDeadline, "How long a watch may deliver neither an event nor a bookmark (the API server sends one about every minute or two) before it is restarted from its last resource version; a negative value disables the check.")
+	flag.DurationVar(&watchDeadline, "watch-progress-deadline", watch.DefaultWatchProgressDeadline, "How long a watch may deliver neither an event nor a bookmark (the API server sends one about every minute or two) before it is restarted from its last resource version; a negative value disables the check.")
 	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
-	flag.DurationVar(&resyncInterval, "resync-interval", core.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
+	flag.DurationVar(&resyncInterval, "resync-interval", reconcile.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.Var(&listAdapters, "list-adapters", "Build and validate the adapter registry exactly as a start would (failing as a start fails), print every adapter (core, in-tree, plugin, profile, with its path) with its kinds, roles and versions, and exit; --list-adapters=json prints JSON.")
 	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/profiles.md.")

@@ -8,8 +8,8 @@ import (
 
 	"github.com/aibom-dev/aibom/internal/configuration"
 	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/pkg/sink"
 )
 
@@ -47,7 +47,7 @@ func (o *sinkOptions) options(maxDocBytes int, _ []adapter.Adapter) configuratio
 	}
 	return configuration.Options{
 		Namespace: ns,
-		Defaults:  core.Config{NamespaceSelector: graph.DefaultNamespaceSelector(), MaxDocumentBytes: maxDocBytes},
+		Defaults:  reconcile.Config{NamespaceSelector: graph.DefaultNamespaceSelector(), MaxDocumentBytes: maxDocBytes},
 		Delivery: sink.Options{QueueCapacity: o.queueCapacity, AttemptTimeout: o.attemptTimeout,
 			MaxBackoff: o.maxBackoff, MaxElapsed: o.maxElapsed},
 		RedeliverInterval: o.redeliverInterval,

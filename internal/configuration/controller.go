@@ -17,10 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 	"github.com/aibom-dev/aibom/pkg/sink"
 )
 
@@ -31,7 +32,7 @@ type Options struct {
 	Namespace string
 	// Defaults is the configuration of the flags, in force without an
 	// AIBOMConfig.
-	Defaults core.Config
+	Defaults reconcile.Config
 	// Delivery tunes the sinks' queues and retries.
 	Delivery sink.Options
 	// RedeliverInterval is how often AIBOMs whose document a sink does not
@@ -75,8 +76,8 @@ func New(mgr manager.Manager, opts Options) *Runtime {
 // reconcile ever runs on the flags when an object says otherwise), then
 // adds the dispatcher, the status writer, the redelivery loop and the
 // AIBOMConfig controller to the manager.
-func (rt *Runtime) Setup(ctx context.Context, mgr manager.Manager, r *core.Reconciler, sup *core.Supervisor) (*Controller, error) {
-	rc := core.NewReconfigurer(r, sup)
+func (rt *Runtime) Setup(ctx context.Context, mgr manager.Manager, r *reconcile.Reconciler, sup *watch.Supervisor) (*Controller, error) {
+	rc := reconcile.NewReconfigurer(r, sup)
 	rt.Status.MaxInline = rc.Settings().MaxDocumentBytes
 	c := &Controller{
 		Client:   mgr.GetClient(),
@@ -138,9 +139,9 @@ type Controller struct {
 	Client   client.Client
 	API      client.Reader
 	Secrets  secretReader
-	Core     *core.Reconfigurer
+	Core     *reconcile.Reconfigurer
 	Hub      *Hub
-	Defaults core.Config
+	Defaults reconcile.Config
 	Refresh  time.Duration
 	Elected  <-chan struct{}
 	Log      logr.Logger
@@ -184,7 +185,7 @@ func (c *Controller) initialize(ctx context.Context) error {
 
 // evaluate turns the object into a core configuration and sinks; an error
 // refuses it whole.
-func (c *Controller) evaluate(ctx context.Context, obj *v1alpha1.AIBOMConfig) (core.Config, []sink.Sink, []metav1.Condition, error) {
+func (c *Controller) evaluate(ctx context.Context, obj *v1alpha1.AIBOMConfig) (reconcile.Config, []sink.Sink, []metav1.Condition, error) {
 	cfg := c.Defaults
 	if sel := obj.Spec.NamespaceSelector; sel != nil {
 		s, err := metav1.LabelSelectorAsSelector(sel)
@@ -204,16 +205,16 @@ func (c *Controller) evaluate(ctx context.Context, obj *v1alpha1.AIBOMConfig) (c
 	return cfg, sinks, conds, err
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile implements ctrlreconcile.Reconciler.
+func (c *Controller) Reconcile(ctx context.Context, req ctrlreconcile.Request) (ctrlreconcile.Result, error) {
 	if req.Name != v1alpha1.ConfigName {
-		return reconcile.Result{}, nil
+		return ctrlreconcile.Result{}, nil
 	}
 	obj := &v1alpha1.AIBOMConfig{}
 	if err := c.Client.Get(ctx, client.ObjectKey{Name: v1alpha1.ConfigName}, obj); apierrors.IsNotFound(err) {
-		return reconcile.Result{}, c.apply(ctx, c.Defaults, nil, 0)
+		return ctrlreconcile.Result{}, c.apply(ctx, c.Defaults, nil, 0)
 	} else if err != nil {
-		return reconcile.Result{}, err
+		return ctrlreconcile.Result{}, err
 	}
 	ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: v1alpha1.ConfigReasonApplied,
 		Message: fmt.Sprintf("generation %d runs", obj.Generation)}
@@ -231,12 +232,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.Log.Info("AIBOMConfig refused; the last good configuration keeps running", "generation", obj.Generation, "error", err.Error())
 	}
 	if err := c.writeStatus(ctx, obj, ready, conds); err != nil {
-		return reconcile.Result{}, err
+		return ctrlreconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: c.Refresh}, nil
+	return ctrlreconcile.Result{RequeueAfter: c.Refresh}, nil
 }
 
-func (c *Controller) apply(ctx context.Context, cfg core.Config, sinks []sink.Sink, generation int64) error {
+func (c *Controller) apply(ctx context.Context, cfg reconcile.Config, sinks []sink.Sink, generation int64) error {
 	if err := c.Core.Reconfigure(ctx, cfg); err != nil {
 		return err
 	}

@@ -11,12 +11,12 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/pkg/sink"
 )
 
 // Hub connects the core's reconciler to the sink dispatcher
-// (core.DocumentSinks).
+// (reconcile.DocumentSinks).
 type Hub struct {
 	Dispatcher *sink.Dispatcher
 
@@ -24,7 +24,7 @@ type Hub struct {
 	names []string
 }
 
-// Names implements core.DocumentSinks.
+// Names implements reconcile.DocumentSinks.
 func (h *Hub) Names() []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -44,8 +44,8 @@ func (h *Hub) SetSinks(sinks []sink.Sink) {
 	h.mu.Unlock()
 }
 
-// Offer implements core.DocumentSinks.
-func (h *Hub) Offer(ev core.DocumentEvent) {
+// Offer implements reconcile.DocumentSinks.
+func (h *Hub) Offer(ev reconcile.DocumentEvent) {
 	out := sink.Event{
 		Op:       sink.OpWrite,
 		AIBOM:    ev.AIBOM,

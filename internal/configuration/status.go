@@ -15,7 +15,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/pkg/sink"
 )
 
@@ -212,7 +212,7 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 	if !changed {
 		return false, stale, swap
 	}
-	synced, failed := core.SinkConditions(a.Status.Sinks, names)
+	synced, failed := reconcile.SinkConditions(a.Status.Sinks, names)
 	synced.ObservedGeneration, failed.ObservedGeneration = a.Generation, a.Generation
 	meta.SetStatusCondition(&a.Status.Conditions, synced)
 	meta.SetStatusCondition(&a.Status.Conditions, failed)

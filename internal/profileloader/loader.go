@@ -25,13 +25,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // Watches is what the loader needs of the supervisor.
@@ -70,10 +70,10 @@ type compiledProfile struct {
 
 // Reconcile recomputes the adapters from every AIBOMAdapterProfile,
 // whatever object the request names.
-func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlreconcile.Result, error) {
 	var list v1alpha1.AIBOMAdapterProfileList
 	if err := l.Client.List(ctx, &list); err != nil {
-		return reconcile.Result{}, err
+		return ctrlreconcile.Result{}, err
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
 	seen := map[string]bool{}
@@ -111,7 +111,7 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 	added, changed, removed, err := l.Registry.SetAdapters(adapters...)
 	if err != nil {
 		// Every candidate set was checked above; this is a bug, not input.
-		return reconcile.Result{}, fmt.Errorf("replacing the registry's adapters: %w", err)
+		return ctrlreconcile.Result{}, fmt.Errorf("replacing the registry's adapters: %w", err)
 	}
 	if len(added)+len(changed)+len(removed) > 0 {
 		l.Log.Info("adapter profiles changed the registered kinds", "added", names(added), "changed", names(changed), "removed", names(removed))
@@ -129,7 +129,7 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		// reported them is gone), and every workload is reconciled again,
 		// so that what its objects absorbed is reported on its own.
 		if err := l.deleteAIBOMsOf(ctx, untracked); err != nil {
-			return reconcile.Result{}, err
+			return ctrlreconcile.Result{}, err
 		}
 		n := l.Roots.Resync(ctx, 0)
 		l.Log.Info("kinds no longer tracked: their AIBOMs were deleted and every workload is reconciled again",
@@ -148,10 +148,10 @@ func (l *Loader) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		meta.SetStatusCondition(&p.Status.Conditions, v)
 		p.Status.ObservedGeneration = p.Generation
 		if err := l.Client.Status().Update(ctx, p); err != nil {
-			return reconcile.Result{}, err
+			return ctrlreconcile.Result{}, err
 		}
 	}
-	return reconcile.Result{}, nil
+	return ctrlreconcile.Result{}, nil
 }
 
 // deleteAIBOMsOf deletes the AIBOMs this controller wrote for workloads of
@@ -162,7 +162,7 @@ func (l *Loader) deleteAIBOMsOf(ctx context.Context, kinds []schema.GroupKind) e
 		gone[gk] = true
 	}
 	var list v1alpha1.AIBOMList
-	if err := l.Client.List(ctx, &list, ctrl.MatchingLabels{core.ManagedByLabel: core.ManagedBy}); err != nil {
+	if err := l.Client.List(ctx, &list, ctrl.MatchingLabels{reconcile.ManagedByLabel: reconcile.ManagedBy}); err != nil {
 		return err
 	}
 	for i := range list.Items {

@@ -158,7 +158,7 @@ func WriteCycloneDX(w io.Writer, roots []Root, xml bool) error {
 }
 
 // FileNames returns the name of each root's file in an output directory:
-// "<aibom-name>.cdx.json", core.AIBOMName being unique within a namespace.
+// "<aibom-name>.cdx.json", reconcile.AIBOMName being unique within a namespace.
 // When a scan covers several namespaces and two roots share an AIBOM name,
 // theirs are "<namespace>.<aibom-name>.cdx.json" (a namespace has no dots).
 func FileNames(roots []Root) []string {

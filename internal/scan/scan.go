@@ -1,7 +1,7 @@
 // Package scan is the logic of the aibom command line: it loads workloads from
 // manifests or from a read-only snapshot of a live cluster into an in-memory
 // store, and computes for every root exactly the document the controller
-// would write (graph.Walker, graph.Closure, core.BuildReport), then prints
+// would write (graph.Walker, graph.Closure, reconcile.BuildReport), then prints
 // them as a table, as JSON or into one file per root.
 package scan
 
@@ -16,9 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 )
 
 // Root is one reported workload: a tracked object without a tracked owner,
@@ -28,9 +29,9 @@ type Root struct {
 	Object *unstructured.Unstructured
 	// Descendants is what the root absorbs.
 	Descendants graph.Descendants
-	// Report is core.BuildReport's result; Report.Status.Document is the
+	// Report is reconcile.BuildReport's result; Report.Status.Document is the
 	// document.
-	Report core.Report
+	Report reconcile.Report
 	// AIBOMName is the name of the AIBOM the controller would write.
 	AIBOMName string
 	// Unused marks an object of a referenced kind (a serving runtime, a
@@ -126,16 +127,16 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			// The adapter sees the workload as the controller's cache holds
 			// it (without status, managed fields or the last-applied
 			// annotation), so both write the same document.
-			if t, err := core.TransformTracked(u.DeepCopy()); err == nil {
+			if t, err := watch.TransformTracked(u.DeepCopy()); err == nil {
 				if tu, ok := t.(*unstructured.Unstructured); ok {
 					u = tu
 				}
 			}
 			// References resolve among the input objects, in the root's
 			// namespace (or at cluster scope), as in the controller.
-			rctx := adapter.WithResolver(ctx, used.record(core.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()}, u.GetNamespace()))
-			rep := core.BuildReport(rctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
-			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName())})
+			rctx := adapter.WithResolver(ctx, used.record(reconcile.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()}, u.GetNamespace()))
+			rep := reconcile.BuildReport(rctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
+			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName())})
 		}
 	}
 	if opts.Unused {

@@ -17,9 +17,9 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/internal/version"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 const manifests = "testdata/manifests"
@@ -150,7 +150,7 @@ func TestOneDocumentPerRoot(t *testing.T) {
 			require.Equal(t, w.runtime, r.Report.Status.Summary.Runtime)
 			require.NoError(t, document.ValidateSchema([]byte(r.Document())))
 			require.Equal(t, w.digests, docDigests(t, r.Document()))
-			require.Equal(t, core.AIBOMName(schema.GroupKind{Group: r.Entry.Group, Kind: w.kind}, w.name), r.AIBOMName)
+			require.Equal(t, reconcile.AIBOMName(schema.GroupKind{Group: r.Entry.Group, Kind: w.kind}, w.name), r.AIBOMName)
 			require.Contains(t, r.Document(), `"value":"`+string(r.Object.GetUID())+`"`, "the subject's (synthetic) UID is in the document")
 		})
 	}

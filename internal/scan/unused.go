@@ -8,8 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 )
 
 // refKey names a referenced object: its kind, namespace ("" at cluster
@@ -24,12 +25,12 @@ type refKey struct {
 type usedRefs map[refKey]bool
 
 type recordingResolver struct {
-	next      core.StoreResolver
+	next      reconcile.StoreResolver
 	namespace string
 	used      usedRefs
 }
 
-func (u usedRefs) record(next core.StoreResolver, namespace string) adapter.Resolver {
+func (u usedRefs) record(next reconcile.StoreResolver, namespace string) adapter.Resolver {
 	return recordingResolver{next: next, namespace: namespace, used: u}
 }
 
@@ -83,15 +84,15 @@ func unusedReferences(ctx context.Context, reg *graph.Registry, store graph.Stor
 			if err != nil {
 				return nil, err
 			}
-			if t, err := core.TransformTracked(u.DeepCopy()); err == nil {
+			if t, err := watch.TransformTracked(u.DeepCopy()); err == nil {
 				if tu, ok := t.(*unstructured.Unstructured); ok {
 					u = tu
 				}
 			}
 			entry := e
 			entry.Adapter = referencedOnly{Adapter: e.Adapter, rs: rs}
-			rep := core.BuildReport(ctx, entry, u, graph.Descendants{}, opts.Tool, opts.MaxDocumentBytes)
-			out = append(out, Root{Entry: e, Object: u, Report: rep, AIBOMName: core.AIBOMName(e.GroupKind(), u.GetName()), Unused: true})
+			rep := reconcile.BuildReport(ctx, entry, u, graph.Descendants{}, opts.Tool, opts.MaxDocumentBytes)
+			out = append(out, Root{Entry: e, Object: u, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName()), Unused: true})
 		}
 	}
 	return out, nil

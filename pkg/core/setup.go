@@ -22,6 +22,8 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 )
 
 // ControllerName names the controller in logs, metrics and Events.
@@ -56,7 +58,7 @@ type Options struct {
 	ResyncRate float64
 	// Sinks receives the documents written and the AIBOMs deleted (pkg/sink
 	// through the configuration); nil: none.
-	Sinks DocumentSinks
+	Sinks reconcile.DocumentSinks
 	// WatchProgressDeadline is how long a watch may deliver neither an
 	// event nor a bookmark before it is restarted (default
 	// DefaultWatchProgressDeadline).
@@ -82,18 +84,18 @@ const DefaultMaxConcurrentReconciles = 8
 // caches of their own (Supervisor), with TransformFor.
 func CacheOptions() cache.Options {
 	return cache.Options{
-		DefaultTransform: TransformMetadata,
+		DefaultTransform: graph.TransformMetadata,
 		ByObject: map[client.Object]cache.ByObject{
-			&v1alpha1.AIBOM{}: {Transform: TransformAIBOM},
+			&v1alpha1.AIBOM{}: {Transform: reconcile.TransformAIBOM},
 		},
 		ReaderFailOnMissingInformer: true,
 		// Long watches whose progress is checked, as the supervisor's.
-		NewInformer: managerGuard.newInformer(informerName, nil),
+		NewInformer: managerGuard.NewInformer(informerName, nil),
 	}
 }
 
 // managerGuard guards the manager cache's watches (namespaces, AIBOMs).
-var managerGuard = &WatchGuard{}
+var managerGuard = &watch.WatchGuard{}
 
 // informerName names an informer by its object's kind.
 func informerName(obj runtime.Object) string {
@@ -106,7 +108,7 @@ func informerName(obj runtime.Object) string {
 // Setup wires the core into a manager: the supervisor that watches every
 // registered kind through its own cache, the reconciler, and the watches on
 // namespaces and AIBOMs. The manager must have been built with CacheOptions.
-func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler, *Supervisor, error) {
+func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.Reconciler, *watch.Supervisor, error) {
 	if opts.Registry == nil {
 		return nil, nil, fmt.Errorf("core setup: no registry")
 	}
@@ -118,7 +120,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		config = mgr.GetConfig()
 	}
 	logger := mgr.GetLogger().WithName(ControllerName)
-	sup := &Supervisor{
+	sup := &watch.Supervisor{
 		Registry: opts.Registry,
 		Config:   config,
 		Scheme:   mgr.GetScheme(),
@@ -128,14 +130,12 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 
 		WatchProgressDeadline: opts.WatchProgressDeadline,
 	}
-	settings := NewSettings(opts.MaxDocumentBytes)
-	namespaces := NewNamespaceSet()
-	refs := NewReferenceIndex()
-	queue := &StandbyQueue{}
-	mapper := &EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: NewRootCache(), References: refs}
+	settings := reconcile.NewSettings(opts.MaxDocumentBytes)
+	namespaces := watch.NewNamespaceSet()
+	refs := reconcile.NewReferenceIndex()
+	mapper := &reconcile.EventMapper{Registry: opts.Registry, Store: sup, Reader: mgr.GetCache(), Namespaces: namespaces, Roots: reconcile.NewRootCache(), References: refs}
 	sup.Namespaces = namespaces
-	sup.Events = Feed{Mapper: mapper, Queue: queue}
-	r := &Reconciler{
+	r := &reconcile.Reconciler{
 		Registry:         opts.Registry,
 		Store:            sup,
 		Kinds:            sup,
@@ -149,16 +149,15 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		ReportAll:        opts.ReportAll,
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
-		Mapper:           mapper,
-		Queue:            queue,
 		References:       refs,
 	}
-	mapper.Written = &r.written
-	ctrl, err := controller.NewTyped[Request](ControllerName, mgr, controller.TypedOptions[Request]{
+	feed := reconcile.NewFeed(r, mapper)
+	sup.Events = feed
+	ctrl, err := controller.NewTyped[reconcile.Request](ControllerName, mgr, controller.TypedOptions[reconcile.Request]{
 		Reconciler:              r,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		SkipNameValidation:      ptr.To(opts.SkipNameValidation),
-		LogConstructor: func(req *Request) logr.Logger {
+		LogConstructor: func(req *reconcile.Request) logr.Logger {
 			if req != nil {
 				return logger.WithValues("workload", req.String())
 			}
@@ -168,7 +167,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	if err != nil {
 		return nil, nil, fmt.Errorf("core setup: controller: %w", err)
 	}
-	if err := ctrl.Watch(queue.Source(sup)); err != nil {
+	if err := ctrl.Watch(feed.Queue.Source(sup)); err != nil {
 		return nil, nil, fmt.Errorf("core setup: supervisor source: %w", err)
 	}
 	ns := &metav1.PartialObjectMetadata{}
@@ -182,10 +181,9 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 	if err != nil {
 		return nil, nil, fmt.Errorf("core setup: namespace filter: %w", err)
 	}
-	namespaces.synced = reg.HasSynced
-	namespaces.OnChange = sup.namespaceChanged
-	namespaces.OnDelete = sup.namespaceDeleted
-	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, Request](mgr.GetCache(), &v1alpha1.AIBOM{}, mapper.ForAIBOMs())); err != nil {
+	namespaces.SetSynced(reg.HasSynced)
+	sup.FollowNamespaces()
+	if err := ctrl.Watch(source.TypedKind[*v1alpha1.AIBOM, reconcile.Request](mgr.GetCache(), &v1alpha1.AIBOM{}, mapper.ForAIBOMs())); err != nil {
 		return nil, nil, fmt.Errorf("core setup: watch AIBOMs: %w", err)
 	}
 	// The supervisor lists AIBOMs when a kind's cache syncs, on every
@@ -198,10 +196,10 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Reconciler,
 		return nil, nil, fmt.Errorf("core setup: supervisor: %w", err)
 	}
 	if opts.ResyncInterval == 0 {
-		opts.ResyncInterval = DefaultResyncInterval
+		opts.ResyncInterval = reconcile.DefaultResyncInterval
 	}
 	if opts.ResyncInterval > 0 {
-		if err := mgr.Add(resyncLoop{r: r, log: sup.Log, interval: opts.ResyncInterval, rate: opts.ResyncRate}); err != nil {
+		if err := mgr.Add(reconcile.ResyncLoop{Reconciler: r, Log: sup.Log, Interval: opts.ResyncInterval, Rate: opts.ResyncRate}); err != nil {
 			return nil, nil, fmt.Errorf("core setup: re-verification: %w", err)
 		}
 	}

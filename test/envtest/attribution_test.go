@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -104,13 +104,13 @@ func TestRoguePodsControlledByADeploymentDoNotChangeItsDocument(t *testing.T) {
 			return false
 		}
 		for _, e := range list.Items {
-			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "llama" && e.Reason == core.ReasonPodsNotAttributed && e.Type == "Warning" {
+			if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "llama" && e.Reason == reconcile.ReasonPodsNotAttributed && e.Type == "Warning" {
 				note = e.Note
 				return true
 			}
 		}
 		return false
-	}, eventually, tick, "no %s Warning Event regarding the Deployment", core.ReasonPodsNotAttributed)
+	}, eventually, tick, "no %s Warning Event regarding the Deployment", reconcile.ReasonPodsNotAttributed)
 	// The recorder folds later Events of the same reason into a series that
 	// keeps the first note: it names the pods the first reconcile met.
 	require.Regexp(t, `pod rogue-[12] \(controller Deployment\.apps, under Deployment/llama\)`, note)

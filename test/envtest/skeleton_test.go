@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -104,13 +104,13 @@ func TestDeploymentGetsAIBOMWithDigestFromPodStatus(t *testing.T) {
 func TestNamespaceNotOptedInGetsNoAIBOM(t *testing.T) {
 	off := newNamespace(t, false)
 	on := newNamespace(t, true)
-	notOptedIn := outcomeCount("Deployment.apps", core.OutcomeNotOptedIn)
+	notOptedIn := outcomeCount("Deployment.apps", reconcile.OutcomeNotOptedIn)
 	env.MustApply(t, off, vllmChain)
 	env.MustApply(t, on, vllmChain) // created after: once it has its AIBOM, the other's events were seen too
 	waitAIBOM(t, harness.AIBOMKey(on, deploymentGK, "llama"), nil)
 	requireNoAIBOMFor(t, harness.AIBOMKey(off, deploymentGK, "llama"))
 	// Its events stopped at the enqueue filter: not even a reconcile.
-	require.Equal(t, notOptedIn, outcomeCount("Deployment.apps", core.OutcomeNotOptedIn))
+	require.Equal(t, notOptedIn, outcomeCount("Deployment.apps", reconcile.OutcomeNotOptedIn))
 }
 
 func TestOptingOutDeletesTheNamespacesAIBOMs(t *testing.T) {
@@ -149,14 +149,14 @@ func TestUnchangedInputsIssueNoRequests(t *testing.T) {
 	waitQuiet(t)
 
 	before := controller.Requests.Snapshot()
-	unchanged := outcomeCount("Deployment.apps", core.OutcomeUnchanged)
+	unchanged := outcomeCount("Deployment.apps", reconcile.OutcomeUnchanged)
 	// An annotation that no scraper reads triggers a reconcile whose inputs
 	// did not change: the peer rewrites status here; we must not.
 	deploy := objs[0].DeepCopy()
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(deploy), deploy))
 	deploy.SetAnnotations(map[string]string{"team": "inference"})
 	require.NoError(t, env.Client.Update(context.Background(), deploy))
-	require.Eventually(t, func() bool { return outcomeCount("Deployment.apps", core.OutcomeUnchanged) > unchanged }, eventually, tick)
+	require.Eventually(t, func() bool { return outcomeCount("Deployment.apps", reconcile.OutcomeUnchanged) > unchanged }, eventually, tick)
 	waitQuiet(t)
 
 	require.Empty(t, controller.Requests.Since(before), "a reconcile with unchanged inputs must issue no request at all")

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // Chain shapes of the mixed load. Each is what the operator (or Kubernetes)
@@ -85,7 +85,7 @@ type Root struct {
 }
 
 // AIBOMName is the name of the root's AIBOM.
-func (r Root) AIBOMName() string { return core.AIBOMName(r.GroupKind, r.Name) }
+func (r Root) AIBOMName() string { return reconcile.AIBOMName(r.GroupKind, r.Name) }
 
 // Chain is a root and everything it controls, parent first.
 type Chain struct {

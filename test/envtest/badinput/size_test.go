@@ -16,9 +16,9 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -35,7 +35,7 @@ var dropped = regexp.MustCompile(`"aibom\.truncation\.applied",\s*"value":\s*"co
 // in aibom.truncation.applied, and the Truncated condition is True with the
 // same count. The bytes are deterministic: the AIBOM deleted and rebuilt by
 // the controller holds the same document, and so does an offline build from
-// the same object (core.BuildReport).
+// the same object (reconcile.BuildReport).
 func TestThousandContainerDeploymentIsTruncatedDeterministically(t *testing.T) {
 	ns := newNamespace(t)
 	containers := []any{map[string]any{
@@ -89,7 +89,7 @@ func TestThousandContainerDeploymentIsTruncatedDeterministically(t *testing.T) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(deploy.GroupVersionKind())
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(deploy), live))
-	rep := core.BuildReport(context.Background(), entry, live, graph.Descendants{}, harness.ControllerTool, inlineCap)
+	rep := reconcile.BuildReport(context.Background(), entry, live, graph.Descendants{}, harness.ControllerTool, inlineCap)
 	require.NoError(t, rep.ScrapeErr)
 	require.NoError(t, rep.BuildErr)
 	require.Equal(t, doc, rep.Status.Document, "the controller and an offline build agree byte for byte")

@@ -34,6 +34,7 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 	"github.com/aibom-dev/aibom/test/envtest/rbac"
 )
@@ -124,7 +125,7 @@ func (r *requests) snapshot() map[string]int {
 }
 
 type controller struct {
-	sup      *core.Supervisor
+	sup      *watch.Supervisor
 	requests *requests
 	stop     func()
 }

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // Conservation checks Design 005's invariant against the live cluster: every
@@ -206,7 +206,7 @@ func (c Conservation) Check(ctx context.Context) (ConservationReport, error) {
 			continue
 		}
 		subjects[subject] = append(subjects[subject], id)
-		if want := core.AIBOMName(subject.gk, subject.name); a.Name != want {
+		if want := reconcile.AIBOMName(subject.gk, subject.name); a.Name != want {
 			violate("AIBOM %s: named %q, its subject %s %s gives %q", id, a.Name, subject.gk, subject.name, want)
 		}
 		obj := snap.objs[subject]

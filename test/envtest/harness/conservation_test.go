@@ -23,8 +23,8 @@ import (
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/adapters/batch"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 const ns = "ml"
@@ -55,7 +55,7 @@ func aibom(gk schema.GroupKind, apiVersion, name, uid string, absorbed ...string
 	}})
 	sum := sha256.Sum256(doc)
 	return &v1alpha1.AIBOM{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: core.AIBOMName(gk, name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: reconcile.AIBOMName(gk, name)},
 		Spec:       v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: apiVersion, Kind: gk.Kind, Name: name, UID: uid}},
 		Status: v1alpha1.AIBOMStatus{
 			Document: string(doc), DocumentSHA256: hex.EncodeToString(sum[:]), Absorbed: absorbed, AbsorbedCount: len(absorbed),

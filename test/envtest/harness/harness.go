@@ -35,6 +35,8 @@ import (
 	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
+	"github.com/aibom-dev/aibom/pkg/core/watch"
 )
 
 // Scheme knows the built-in kinds and the AIBOM.
@@ -152,10 +154,10 @@ func (e *Env) APIServerAddress() string {
 type Controller struct {
 	Requests   *RequestCounter
 	Manager    ctrl.Manager
-	Supervisor *core.Supervisor
+	Supervisor *watch.Supervisor
 	// Reconciler is the controller's reconciler (Resync runs a
 	// re-verification pass).
-	Reconciler *core.Reconciler
+	Reconciler *reconcile.Reconciler
 	// Registry holds the controller's kinds (for Conservation).
 	Registry *graph.Registry
 	// Config and Sinks are the AIBOMConfig's controller and the sinks'
@@ -273,7 +275,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 		so := *opts.Sinks
 		so.SkipNameValidation = true
 		if so.Defaults.MaxDocumentBytes == 0 {
-			so.Defaults = core.Config{NamespaceSelector: graph.DefaultNamespaceSelector(), MaxDocumentBytes: coreOpts.MaxDocumentBytes}
+			so.Defaults = reconcile.Config{NamespaceSelector: graph.DefaultNamespaceSelector(), MaxDocumentBytes: coreOpts.MaxDocumentBytes}
 		}
 		live = configuration.New(mgr, so)
 		coreOpts.Sinks = live.Hub

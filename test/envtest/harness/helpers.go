@@ -24,9 +24,9 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // nsCounter numbers the namespaces NewNamespace creates, process-wide (one
@@ -85,7 +85,7 @@ func (e *Env) apply(ctx context.Context, source, ns, yaml string) ([]*unstructur
 
 // AIBOMKey is the key of the AIBOM of the workload (gk, name) in ns.
 func AIBOMKey(ns string, gk schema.GroupKind, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: ns, Name: core.AIBOMName(gk, name)}
+	return client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(gk, name)}
 }
 
 // AIBOMUIDs maps every AIBOM in the namespaces to its object UID.

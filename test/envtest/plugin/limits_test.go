@@ -22,8 +22,8 @@ import (
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -68,18 +68,18 @@ func TestPluginResponseOverTheCapFailsOneWorkloadOnly(t *testing.T) {
 	ready := func(a *v1alpha1.AIBOM) *metav1.Condition {
 		return meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
 	}
-	huge := waitAIBOM(t, env, client.ObjectKey{Namespace: ns, Name: core.AIBOMName(widgetGK, "huge")}, func(a *v1alpha1.AIBOM) bool {
+	huge := waitAIBOM(t, env, client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(widgetGK, "huge")}, func(a *v1alpha1.AIBOM) bool {
 		return ready(a) != nil && ready(a).Status == metav1.ConditionFalse
 	})
 	require.Equal(t, v1alpha1.ReasonScrapeFailed, ready(huge).Reason)
 	require.Contains(t, ready(huge).Message, `adapter plugin "flaky"`)
 	require.Contains(t, ready(huge).Message, "over the response cap of 1 MiB")
 
-	ok := waitAIBOM(t, env, client.ObjectKey{Namespace: ns, Name: core.AIBOMName(widgetGK, "ok")}, func(a *v1alpha1.AIBOM) bool {
+	ok := waitAIBOM(t, env, client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(widgetGK, "ok")}, func(a *v1alpha1.AIBOM) bool {
 		return ready(a) != nil && ready(a).Status == metav1.ConditionTrue
 	})
 	require.True(t, strings.Contains(ok.Status.Document, "Qwen/Qwen2.5-0.5B"))
-	deploy := waitAIBOM(t, env, client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "server")}, func(a *v1alpha1.AIBOM) bool {
+	deploy := waitAIBOM(t, env, client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "server")}, func(a *v1alpha1.AIBOM) bool {
 		return ready(a) != nil && ready(a).Status == metav1.ConditionTrue
 	})
 	require.Contains(t, deploy.Status.Document, "vllm")

@@ -29,9 +29,9 @@ import (
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/pkg/adapter/plugin"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -77,7 +77,7 @@ func TestOutOfTreeOllamaAdapterLoadedFromABinary(t *testing.T) {
 	require.NoError(t, err)
 
 	modelGK := schema.GroupKind{Group: "ollama.ayaka.io", Kind: "Model"}
-	key := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(modelGK, "llama")}
+	key := client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(modelGK, "llama")}
 	a := waitAIBOM(t, env, key, func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, "llama3.1") && len(a.Status.Absorbed) == 1 && strings.Contains(a.Status.Document, digest)
 	})
@@ -89,7 +89,7 @@ func TestOutOfTreeOllamaAdapterLoadedFromABinary(t *testing.T) {
 	require.Contains(t, a.Status.Document, `"location":"pods/ollama-model-llama-6d5f-abcde.status.containerStatuses[name=server].image","additionalContext":"pod_status"`)
 	require.Equal(t, "ollama", a.Status.Summary.Runtime)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
-	deployKey := client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "ollama-model-llama")}
+	deployKey := client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "ollama-model-llama")}
 	require.Error(t, env.Client.Get(ctx, deployKey, &v1alpha1.AIBOM{}), "the Deployment is absorbed, not reported")
 
 	// Kill the plugin process mid-run, then change the Model.

@@ -31,8 +31,8 @@ import (
 	"github.com/aibom-dev/aibom/internal/manifest"
 	"github.com/aibom-dev/aibom/internal/scan"
 	"github.com/aibom-dev/aibom/internal/version"
-	"github.com/aibom-dev/aibom/pkg/core"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -158,7 +158,7 @@ func readDir(t *testing.T, dir string) map[string]string {
 		parts := strings.Split(strings.TrimPrefix(bom.Metadata.Component.Ref, "aibom:workload:"), "/")
 		require.Len(t, parts, 3, bom.Metadata.Component.Ref)
 		kind, group, _ := strings.Cut(parts[0], ".")
-		name := core.AIBOMName(schema.GroupKind{Group: group, Kind: kind}, parts[2])
+		name := reconcile.AIBOMName(schema.GroupKind{Group: group, Kind: kind}, parts[2])
 		require.Contains(t, []string{name + ".cdx.json", parts[1] + "." + name + ".cdx.json"}, e.Name())
 		out[parts[1]+"/"+name] = string(data)
 	}
@@ -296,7 +296,7 @@ func TestAllNamespacesHonoursOptIn(t *testing.T) {
 		}
 	}
 	requireSameDocuments(t, docs, opted...)
-	require.Contains(t, docs, in+"/"+core.AIBOMName(nimGK, "llama3-8b"))
+	require.Contains(t, docs, in+"/"+reconcile.AIBOMName(nimGK, "llama3-8b"))
 	for key := range docs {
 		require.False(t, strings.HasPrefix(key, out+"/"), "namespace %s did not opt in", out)
 	}

@@ -31,7 +31,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/controlplane"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
-	"github.com/aibom-dev/aibom/pkg/core"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/test/envtest/harness"
 )
 
@@ -313,7 +313,7 @@ func TestRBACDenialForOneKindLeavesTheRestWorking(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return metricValue("aibom_watch_healthy", kind) == 0 && metricValue("aibom_watch_errors_total", kind) > 0
 	}, eventually, tick)
-	err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: core.AIBOMName(schema.GroupKind{Group: group, Kind: "Locked"}, "hidden")}, &v1alpha1.AIBOM{})
+	err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(schema.GroupKind{Group: group, Kind: "Locked"}, "hidden")}, &v1alpha1.AIBOM{})
 	require.True(t, apierrors.IsNotFound(err))
 
 	// Seed §1: a StatefulSet controlled by an object of the kind the

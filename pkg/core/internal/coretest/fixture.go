@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/yaml"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
@@ -177,3 +178,109 @@ func Names(d graph.Descendants) (owned []string, pods []string) {
 	}
 	return d.Owned(), pods
 }
+
+// EntryOf returns the registry's entry of a kind, failing the test without one.
+func EntryOf(t *testing.T, reg *graph.Registry, gvk schema.GroupVersionKind) graph.Entry {
+	t.Helper()
+	e, ok := reg.Lookup(gvk.GroupKind())
+	require.True(t, ok, gvk.String())
+	return e
+}
+
+// A pod as the API server returns it after kubectl apply: spec, labels,
+// annotations, managed fields and a full status.
+const FullPodYAML = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: llama-7d9f8c6b5-x2x9z
+  namespace: ns
+  uid: 0b8f1c9e-2d3a-4e5f-8a7b-1c2d3e4f5a6b
+  resourceVersion: "4711"
+  generation: 1
+  creationTimestamp: "2026-11-29T10:00:00Z"
+  generateName: llama-7d9f8c6b5-
+  labels: {app: llama, pod-template-hash: 7d9f8c6b5}
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"Pod"}'
+    model.aibom.dev/name: meta-llama/Llama-3.1-8B-Instruct
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: llama-7d9f8c6b5, uid: 5c1f0e2a-0000-4000-8000-000000000001, controller: true, blockOwnerDeletion: true}
+  finalizers: [example.com/keep]
+  managedFields:
+  - {manager: kube-controller-manager, operation: Update, apiVersion: v1, time: "2026-11-29T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {}}}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.6.3
+    args: [--model, meta-llama/Llama-3.1-8B-Instruct]
+    env: [{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: hf, key: token}}}]
+  volumes: [{name: cache, emptyDir: {}}]
+status:
+  phase: Running
+  podIP: 10.0.0.7
+  conditions: [{type: Ready, status: "True"}]
+  initContainerStatuses:
+  - {name: fetch, image: busybox:1.36, imageID: docker.io/library/busybox@sha256:1111111111111111111111111111111111111111111111111111111111111111, ready: true, restartCount: 0, state: {terminated: {exitCode: 0}}}
+  containerStatuses:
+  - {name: vllm, image: vllm/vllm-openai:v0.6.3, imageID: docker.io/vllm/vllm-openai@sha256:2222222222222222222222222222222222222222222222222222222222222222, ready: true, restartCount: 2, started: true, state: {running: {startedAt: "2026-11-29T10:01:00Z"}}}
+`
+
+// DecodeYAML decodes one YAML object, failing the test on an error.
+func DecodeYAML(t testing.TB, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+	return u
+}
+
+// CountingStore counts the reads the walk and the closure make through a
+// Store, passing its live-read and controller-kind answers through.
+type CountingStore struct {
+	graph.Store
+	Gets, Lists int
+}
+
+func (c *CountingStore) Get(ctx context.Context, e graph.Entry, namespace, name string) (client.Object, error) {
+	c.Gets++
+	return c.Store.Get(ctx, e, namespace, name)
+}
+
+// ReadsLive passes the store's answer through (LiveReads).
+func (c *CountingStore) ReadsLive(e graph.Entry) bool {
+	l, ok := c.Store.(graph.LiveReads)
+	return ok && l.ReadsLive(e)
+}
+
+// MayBeControlledBy passes the store's hints through (ControllerKindHints).
+func (c *CountingStore) MayBeControlledBy(child graph.Entry, owner schema.GroupKind) bool {
+	if h, ok := c.Store.(graph.ControllerKindHints); ok {
+		return h.MayBeControlledBy(child, owner)
+	}
+	return true
+}
+
+func (c *CountingStore) ControlledBy(ctx context.Context, e graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	c.Lists++
+	return c.Store.ControlledBy(ctx, e, namespace, uid)
+}
+
+// KeptPodYAML is what the pod transform keeps of FullPodYAML.
+const KeptPodYAML = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: llama-7d9f8c6b5-x2x9z
+  namespace: ns
+  uid: 0b8f1c9e-2d3a-4e5f-8a7b-1c2d3e4f5a6b
+  resourceVersion: "4711"
+  generation: 1
+  creationTimestamp: "2026-11-29T10:00:00Z"
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: llama-7d9f8c6b5, uid: 5c1f0e2a-0000-4000-8000-000000000001, controller: true, blockOwnerDeletion: true}
+status:
+  initContainerStatuses:
+  - {name: fetch, image: busybox:1.36, imageID: docker.io/library/busybox@sha256:1111111111111111111111111111111111111111111111111111111111111111}
+  containerStatuses:
+  - {name: vllm, image: vllm/vllm-openai:v0.6.3, imageID: docker.io/vllm/vllm-openai@sha256:2222222222222222222222222222222222222222222222222222222222222222}
+`

@@ -1,0 +1,153 @@
+package reconcile
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+)
+
+// The feed connects the watches to the reconcile loop: the informers'
+// events reach the event mapper, which enqueues requests on the controller's
+// queue. The caches run on every replica, so that a follower is warm; the
+// queue exists on the leader only, and until it is attached the feed drops
+// what it is given (everything is replayed when it attaches).
+
+// Warmup is what the controller's source needs from the watches: a bounded
+// wait for their first sync, and a replay of everything they hold once the
+// queue is attached (the Supervisor).
+type Warmup interface {
+	WaitForStartup(ctx context.Context)
+	ReplayAll(ctx context.Context)
+}
+
+// Feed is the event mapper bound to the controller's queue: the Events the
+// Supervisor sends what its informers see.
+type Feed struct {
+	Mapper *EventMapper
+	Queue  *StandbyQueue
+}
+
+// NewFeed binds a reconciler and its event mapper through a new standby
+// queue: the mapper's requests reach the reconciler's workers through it
+// (once the controller attaches it), the reconciler resolves the mapping
+// requests into it, and the mapper recognises the reconciler's own writes
+// coming back.
+func NewFeed(r *Reconciler, m *EventMapper) Feed {
+	q := &StandbyQueue{}
+	r.Mapper, r.Queue = m, q
+	m.Written = &r.written
+	return Feed{Mapper: m, Queue: q}
+}
+
+// Handler implements Events.
+func (f Feed) Handler(ctx context.Context, e graph.Entry) toolscache.ResourceEventHandler {
+	return f.Mapper.InformerHandler(ctx, e, f.Queue)
+}
+
+// Replay implements Events: every object through the event mapper, as a
+// creation; for a tracked kind, the subjects of its AIBOMs too (an AIBOM
+// whose workload went away while no cache of its kind ran gets no event).
+func (f Feed) Replay(ctx context.Context, e graph.Entry, objs []client.Object) {
+	for _, obj := range objs {
+		f.Mapper.OnAdd(ctx, e, obj, f.Queue)
+	}
+	if !e.Tracked() || f.Mapper.Reader == nil {
+		return // only tracked kinds are subjects
+	}
+	var aiboms v1alpha1.AIBOMList
+	if err := f.Mapper.Reader.List(ctx, &aiboms); err != nil {
+		log.FromContext(ctx).Error(err, "listing AIBOMs to replay a kind's subjects", "kind", e.Kind.String())
+		return
+	}
+	for i := range aiboms.Items {
+		a := &aiboms.Items[i]
+		if gk, ok := subjectGroupKind(a); ok && gk == e.GroupKind() {
+			f.Mapper.enqueueSubject(a, f.Queue)
+		}
+	}
+}
+
+// Reconcile implements Events.
+func (f Feed) Reconcile(gk schema.GroupKind, namespace, name string) {
+	f.Queue.Add(Request{GroupKind: gk, Namespace: namespace, Name: name})
+}
+
+// NamespaceChanged implements Events.
+func (f Feed) NamespaceChanged(namespace string) { f.Mapper.NamespaceChanged(namespace, f.Queue) }
+
+// Leading implements Events.
+func (f Feed) Leading() bool { return f.Queue.Attached() }
+
+// StandbyQueue forwards Add to the controller's queue once it is attached
+// and drops requests before that. The event mapper checks Attached and calls
+// Add only; the other methods of the interface are the attached queue's and
+// must not be called before attach.
+type StandbyQueue struct {
+	queue // the attached queue; nil until attach
+	mu    sync.RWMutex
+	q     queue
+}
+
+// attach sets the controller's queue; false if one was already attached.
+func (w *StandbyQueue) attach(q queue) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.q != nil {
+		return false
+	}
+	w.q, w.queue = q, q
+	return true
+}
+
+// Attached reports whether the controller's queue is attached (this replica
+// leads): before that, mapping an event to its root is wasted work.
+func (w *StandbyQueue) Attached() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.q != nil
+}
+
+// Add enqueues r when the controller's queue is attached.
+func (w *StandbyQueue) Add(r Request) {
+	w.mu.RLock()
+	q := w.q
+	w.mu.RUnlock()
+	if q != nil {
+		q.Add(r)
+	}
+}
+
+// Source returns the controller source through which the feed enqueues
+// work. The controller starts it on the leader only: it attaches the queue,
+// and the watches replay everything they already hold into it. Its workers
+// start once the watches' first sync is over (Warmup.WaitForStartup).
+func (w *StandbyQueue) Source(warm Warmup) source.TypedSource[Request] {
+	return startupSource{TypedSource: source.TypedFunc[Request](func(ctx context.Context, q queue) error {
+		if !w.attach(q) {
+			return nil
+		}
+		go warm.ReplayAll(ctx)
+		return nil
+	}), warm: warm}
+}
+
+// startupSource holds the controller's workers back until the watches'
+// first sync is over.
+type startupSource struct {
+	source.TypedSource[Request]
+	warm Warmup
+}
+
+// WaitForSync implements source.TypedSyncingSource.
+func (x startupSource) WaitForSync(ctx context.Context) error {
+	x.warm.WaitForStartup(ctx)
+	return nil
+}

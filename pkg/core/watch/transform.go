@@ -1,0 +1,179 @@
+package watch
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+)
+
+// TransformFor returns the cache transform of a kind: what the informer keeps
+// of each object, decided by what the core and the adapters read.
+//
+//   - Pods: the core reads their identity, their controller ownerReference
+//     and, from status.initContainerStatuses and status.containerStatuses,
+//     each container's name, image and imageID (running digests, and the
+//     event mapper's change detection). Everything else is dropped: spec,
+//     labels, annotations, managed fields, and every other status field.
+//   - Tracked and referenced kinds: adapters scrape spec and metadata
+//     (annotations declare models), and read referenced objects' spec; no
+//     adapter reads status. Status, managed fields and the
+//     last-applied-configuration annotation are dropped.
+//   - Walk-only kinds (cached as metadata only): managed fields and the
+//     last-applied-configuration annotation are dropped.
+//
+// Every transform keeps apiVersion, kind, name, namespace, uid,
+// resourceVersion, generation, creation and deletion timestamps and
+// ownerReferences, is idempotent (client-go may hand it an object twice),
+// changes the object in place, and never panics on a malformed object: a
+// field of an unexpected type is dropped, or the object left as it is.
+func TransformFor(e graph.Entry) toolscache.TransformFunc {
+	switch {
+	case e.GroupKind() == graph.PodGroupKind:
+		return TransformPod
+	case e.Tracked(), e.Role == adapter.RoleReferenced:
+		return TransformTracked
+	default:
+		return graph.TransformMetadata
+	}
+}
+
+// TransformPod keeps of a Pod what the core reads (see TransformFor).
+func TransformPod(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || u == nil || u.Object == nil {
+		return graph.TransformMetadata(in)
+	}
+	out := make(map[string]any, 4)
+	for _, k := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[k]; ok {
+			out[k] = v
+		}
+	}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		out["metadata"] = keepKeys(md, podMetadataKeys)
+	}
+	if st, ok := u.Object["status"].(map[string]any); ok {
+		status := map[string]any{}
+		for _, field := range []string{"initContainerStatuses", "containerStatuses"} {
+			list, ok := st[field].([]any)
+			if !ok {
+				continue
+			}
+			kept := make([]any, 0, len(list))
+			for _, s := range list {
+				if m, ok := s.(map[string]any); ok {
+					kept = append(kept, keepKeys(m, containerStatusKeys))
+				}
+			}
+			status[field] = kept
+		}
+		out["status"] = status
+	}
+	u.Object = out
+	return u, nil
+}
+
+// podMetadataKeys is the metadata of a Pod the core reads.
+var podMetadataKeys = []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "ownerReferences"}
+
+// containerStatusKeys is what digest resolution reads of a container status.
+var containerStatusKeys = []string{"name", "image", "imageID"}
+
+func keepKeys(m map[string]any, keys []string) map[string]any {
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TransformTracked keeps of a tracked object what adapters scrape (see
+// TransformFor).
+func TransformTracked(in any) (any, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || u == nil || u.Object == nil {
+		return graph.TransformMetadata(in)
+	}
+	delete(u.Object, "status")
+	md, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		return u, nil
+	}
+	delete(md, "managedFields")
+	if ann, ok := md["annotations"].(map[string]any); ok {
+		delete(ann, graph.LastAppliedAnnotation)
+		if len(ann) == 0 {
+			delete(md, "annotations")
+		}
+	}
+	return u, nil
+}
+
+// transform is the cache transform the supervisor gives a kind: TransformFor,
+// plus the record of its objects' controller kinds (MayBeControlledBy). The
+// record is made before an object reaches the cache, so that every object
+// the cache can return has its controller's kind recorded.
+func (s *Supervisor) transform(e graph.Entry) toolscache.TransformFunc {
+	base := TransformFor(e)
+	owners := s.ownerKindsOf(e.GroupKind())
+	return func(in any) (any, error) {
+		out, err := base(in)
+		var refs []metav1.OwnerReference
+		switch o := out.(type) {
+		case *unstructured.Unstructured:
+			if o != nil && o.Object != nil {
+				refs = o.GetOwnerReferences()
+			}
+		case *metav1.PartialObjectMetadata:
+			if o != nil {
+				refs = o.OwnerReferences
+			}
+		}
+		for i := range refs {
+			if refs[i].Controller != nil && *refs[i].Controller {
+				owners.add(graph.RefGroupKind(&refs[i]))
+				break
+			}
+		}
+		return out, err
+	}
+}
+
+// ownerKindSet is the set of a kind's controller kinds seen so far. It only
+// grows: a superset is always a safe answer for the closure.
+type ownerKindSet struct {
+	mu    sync.RWMutex
+	kinds map[schema.GroupKind]struct{}
+}
+
+func (s *Supervisor) ownerKindsOf(gk schema.GroupKind) *ownerKindSet {
+	set, _ := s.ownerKinds.LoadOrStore(gk, &ownerKindSet{kinds: map[schema.GroupKind]struct{}{}})
+	return set.(*ownerKindSet)
+}
+
+func (o *ownerKindSet) add(gk schema.GroupKind) {
+	o.mu.RLock()
+	_, ok := o.kinds[gk]
+	o.mu.RUnlock()
+	if ok {
+		return
+	}
+	o.mu.Lock()
+	o.kinds[gk] = struct{}{}
+	o.mu.Unlock()
+}
+
+func (o *ownerKindSet) has(gk schema.GroupKind) bool {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	_, ok := o.kinds[gk]
+	return ok
+}
