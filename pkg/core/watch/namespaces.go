@@ -92,6 +92,7 @@ func (s *NamespaceSet) SetSelector(sel labels.Selector) {
 			changed = append(changed, name)
 			if in {
 				s.in[name] = true
+				s.holdLocked(name)
 			} else {
 				delete(s.in, name)
 			}
@@ -103,6 +104,15 @@ func (s *NamespaceSet) SetSelector(sel labels.Selector) {
 		for _, name := range changed {
 			s.OnChange(name)
 		}
+	}
+}
+
+// holdLocked marks a namespace that just opted in as pending, in the same
+// step as its admission, when OnChange will fill its caches and then mark it
+// ready: no event of it passes OptedIn before that (s.mu held).
+func (s *NamespaceSet) holdLocked(namespace string) {
+	if s.OnChange != nil {
+		s.pending[namespace] = true
 	}
 }
 
@@ -136,6 +146,9 @@ func (s *NamespaceSet) set(obj any) {
 	changed := s.in[o.GetName()] != in
 	s.labels[o.GetName()] = o.GetLabels()
 	if in {
+		if changed {
+			s.holdLocked(o.GetName())
+		}
 		s.in[o.GetName()] = true
 	} else {
 		delete(s.in, o.GetName())

@@ -62,16 +62,19 @@ func (s *Supervisor) FollowNamespaces() {
 }
 
 // namespaceChanged is NamespaceSet.OnChange: fill or empty the caches, then
-// re-evaluate the namespace's workloads and AIBOMs.
+// re-evaluate the namespace's workloads and AIBOMs. A namespace that opted in
+// is pending from its admission (NamespaceSet holds it) until it is ready.
 func (s *Supervisor) namespaceChanged(name string) {
 	p := s.runCtx.Load()
 	if p == nil {
 		// Not started: the caches start with the set as it is then.
+		s.Namespaces.setPending(name, false)
 		s.Events.NamespaceChanged(name)
 		return
 	}
 	ctx := *p
 	if !s.Namespaces.Admitted(name) {
+		s.Namespaces.setPending(name, false)
 		s.purgeNamespace(name)
 		s.Events.NamespaceChanged(name)
 		return

@@ -22,7 +22,7 @@ func TestRolledUpChildWithLaggingAIBOMCacheEndsWithoutAIBOM(t *testing.T) {
 	lag.DelayWatch("aiboms", 10*time.Second)
 	lag.DelayWatch("cronjobs", 4*time.Second)
 	c := startController(t, lag)
-	ns := env.NewNamespace(t, "lag", true)
+	ns := readyNamespace(t, c)
 	env.MustApply(t, ns, cronJobWithJob)
 	jobKey := harness.AIBOMKey(ns, jobGK, "nightly-29000000")
 

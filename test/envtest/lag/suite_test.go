@@ -106,3 +106,16 @@ spec:
       restartPolicy: Never
       containers: [{name: eval, image: "vllm/vllm-openai:v0.8.5", args: ["--model", "Qwen/Qwen2.5-0.5B"]}]
 `
+
+// readyNamespace creates an opted-in namespace and waits until the
+// controller's caches are filled for it: from then on, its objects reach
+// the caches through their watches only, with the lag the test injects.
+// (Before, an object created while the namespace was being filled could
+// reach a cache through the fill's list, unaffected by a watch's lag.)
+func readyNamespace(t *testing.T, c *harness.Controller) string {
+	t.Helper()
+	ns := env.NewNamespace(t, "lag", true)
+	require.Eventually(t, func() bool { return c.Supervisor.Namespaces.OptedIn(ns) }, eventually, 10*time.Millisecond,
+		"namespace %s never ready", ns)
+	return ns
+}
