@@ -1,0 +1,169 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/compact"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+)
+
+// controllerIndex is the index of every watched kind's informer store that
+// maps "namespace/controller UID" to the objects that controller owns: the
+// closure's lookup. One key per object (controller-runtime's field indexes
+// keep a second, cluster-wide key per object, which nothing here asks for).
+const controllerIndex = "aibom.dev/namespaced-controller-uid"
+
+// controllerIndexFunc is the index function of controllerIndex.
+func controllerIndexFunc(obj any) ([]string, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
+		return []string{o.GetNamespace() + "/" + string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// compactKind reports whether a kind's cache holds compact.Objects: the kinds
+// the core reads whole and that are large (tracked and referenced kinds).
+// Pods keep only a few fields (TransformPod) and walk-only kinds are
+// metadata already.
+func compactKind(e graph.Entry) bool {
+	return e.GroupKind() != graph.PodGroupKind && (e.Tracked() || e.Role == adapter.RoleReferenced)
+}
+
+// cacheStore is the graph.Store of one watched kind: it reads the kind's
+// informer store directly, as controller-runtime's cache reader would, and
+// returns every object in the form the core reads it in (graph.NewObject):
+// a compact.Object decoded into a new *unstructured.Unstructured, any other
+// object deep-copied. Every object carries the kind's group, version and
+// kind, as the cache reader sets them.
+type cacheStore struct {
+	gvk     schema.GroupVersionKind
+	indexer toolscache.Indexer
+}
+
+// Get implements graph.Store.
+func (c cacheStore) Get(_ context.Context, _ graph.Entry, namespace, name string) (client.Object, error) {
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	item, exists, err := c.indexer.GetByKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: c.gvk.Group, Resource: c.gvk.Kind}, name)
+	}
+	return c.readable(item)
+}
+
+// ControlledBy implements graph.Store.
+func (c cacheStore) ControlledBy(_ context.Context, _ graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	if namespace == metav1.NamespaceAll {
+		// Every namespace: not a lookup the core makes (a closure stays
+		// in its root's namespace), answered by a scan.
+		var out []client.Object
+		for _, item := range c.indexer.List() {
+			o, ok := item.(metav1.Object)
+			if !ok {
+				continue
+			}
+			if ref := metav1.GetControllerOfNoCopy(o); ref == nil || ref.UID != uid {
+				continue
+			}
+			obj, err := c.readable(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, obj)
+		}
+		return out, nil
+	}
+	items, err := c.indexer.ByIndex(controllerIndex, namespace+"/"+string(uid))
+	if err != nil {
+		return nil, err
+	}
+	return c.readableAll(items)
+}
+
+// InNamespace implements graph.Store.
+func (c cacheStore) InNamespace(_ context.Context, _ graph.Entry, namespace string) ([]client.Object, error) {
+	if namespace == metav1.NamespaceAll {
+		return c.readableAll(c.indexer.List())
+	}
+	items, err := c.indexer.ByIndex(toolscache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return c.readableAll(items)
+}
+
+// cached returns the cached objects of a namespace (every namespace for
+// metav1.NamespaceAll) as they are in the store, without a copy: for the
+// event handlers (a replay), which read metadata only.
+func (c cacheStore) cached(namespace string) ([]client.Object, error) {
+	var items []any
+	if namespace == metav1.NamespaceAll {
+		items = c.indexer.List()
+	} else {
+		var err error
+		if items, err = c.indexer.ByIndex(toolscache.NamespaceIndex, namespace); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func (c cacheStore) readableAll(items []any) ([]client.Object, error) {
+	out := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		obj, err := c.readable(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// readable returns a reader's own copy of a cached object.
+func (c cacheStore) readable(item any) (client.Object, error) {
+	var out client.Object
+	switch o := item.(type) {
+	case *compact.Object:
+		u, err := o.Unstructured()
+		if err != nil {
+			return nil, err
+		}
+		out = u
+	case runtime.Object:
+		cp, ok := o.DeepCopyObject().(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("cache contained %T, which is not an object", item)
+		}
+		out = cp
+	default:
+		return nil, fmt.Errorf("cache contained %T, which is not an object", item)
+	}
+	out.GetObjectKind().SetGroupVersionKind(c.gvk)
+	return out, nil
+}
