@@ -20,6 +20,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/compact"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -352,8 +353,18 @@ func relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
 }
 
 func runningImages(obj client.Object) []any {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	var u *unstructured.Unstructured
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		u = o
+	case *compact.Object:
+		// The watches' cached form: the pod's few fields, decoded (a
+		// small object).
+		var err error
+		if u, err = o.Unstructured(); err != nil {
+			return nil
+		}
+	default:
 		return nil
 	}
 	var out []any

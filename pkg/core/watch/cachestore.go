@@ -12,7 +12,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/compact"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
@@ -35,12 +34,12 @@ func controllerIndexFunc(obj any) ([]string, error) {
 	return nil, nil
 }
 
-// compactKind reports whether a kind's cache holds compact.Objects: the kinds
-// the core reads whole and that are large (tracked and referenced kinds).
-// Pods keep only a few fields (TransformPod) and walk-only kinds are
+// compactKind reports whether a kind's cache holds compact.Objects: every
+// kind the core reads whole (tracked and referenced kinds, and pods with
+// the few fields TransformPod keeps). Walk-only kinds are cached as
 // metadata already.
 func compactKind(e graph.Entry) bool {
-	return e.GroupKind() != graph.PodGroupKind && (e.Tracked() || e.Role == adapter.RoleReferenced)
+	return graph.NeedsFullObject(e)
 }
 
 // cacheStore is the graph.Store of one watched kind: it reads the kind's

@@ -18,10 +18,11 @@ import (
 	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 )
 
-// The supervisor's transform compacts tracked kinds only, records the
+// The supervisor's transform compacts the kinds read whole (tracked kinds
+// and pods, after their transform), not walk-only kinds, records the
 // controller's kind, and leaves an object it already compacted as it is
 // (client-go may hand it an object twice).
-func TestSupervisorTransformCompactsTrackedKinds(t *testing.T) {
+func TestSupervisorTransformCompactsKindsReadWhole(t *testing.T) {
 	reg := coretest.TestRegistry(t)
 	s := &Supervisor{Registry: reg}
 	deploy := coretest.EntryOf(t, reg, coretest.DeployGVK)
@@ -47,9 +48,15 @@ func TestSupervisorTransformCompactsTrackedKinds(t *testing.T) {
 	require.Same(t, c, twice)
 
 	p := coretest.DecodeYAML(t, coretest.FullPodYAML)
+	want, err := TransformPod(p.DeepCopy())
+	require.NoError(t, err)
 	out, err = s.transform(pod)(p)
 	require.NoError(t, err)
-	require.IsType(t, &unstructured.Unstructured{}, out, "pods keep their few fields unstructured")
+	cp, ok := out.(*compact.Object)
+	require.True(t, ok, "pods are cached compact too, got %T", out)
+	gotPod, err := cp.Unstructured()
+	require.NoError(t, err)
+	require.Equal(t, want.(*unstructured.Unstructured).Object, gotPod.Object, "what TransformPod keeps, no more")
 	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "rs"}}
 	out, err = s.transform(rs)(m)
 	require.NoError(t, err)

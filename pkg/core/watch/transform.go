@@ -119,7 +119,7 @@ func TransformTracked(in any) (any, error) {
 }
 
 // transform is the cache transform the supervisor gives a kind: TransformFor,
-// then, for the tracked and referenced kinds, the compact form
+// then, for the kinds read whole (tracked, referenced, pods), the compact form
 // (compact.Object; an object that cannot be compacted stays unstructured,
 // which the Store reads too), plus the record of its objects' controller kinds (MayBeControlledBy). The
 // record is made before an object reaches the cache, so that every object
