@@ -254,7 +254,8 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 		return
 	}
 	epoch := m.Roots.epoch(req.Namespace)
-	obj, err := m.Store.Get(ctx, entry, req.Namespace, req.Name)
+	// The walk reads metadata only.
+	obj, err := graph.GetMetadata(ctx, m.Store, entry, req.Namespace, req.Name)
 	if (err == nil && obj.GetUID() != types.UID(req.UID)) || apierrors.IsNotFound(err) {
 		// Gone (or re-created). An object read live raises no event of its
 		// own: the root whose closure last passed through it is told.

@@ -55,6 +55,24 @@ type cacheStore struct {
 
 // Get implements graph.Store.
 func (c cacheStore) Get(_ context.Context, _ graph.Entry, namespace, name string) (client.Object, error) {
+	item, err := c.lookup(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.readable(item)
+}
+
+// getMetadata is Get for the object's metadata (graph.MetadataReader): a
+// compact object's metadata is copied, its JSON not decoded.
+func (c cacheStore) getMetadata(namespace, name string) (client.Object, error) {
+	item, err := c.lookup(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.metadata(item)
+}
+
+func (c cacheStore) lookup(namespace, name string) (any, error) {
 	key := name
 	if namespace != "" {
 		key = namespace + "/" + name
@@ -66,48 +84,54 @@ func (c cacheStore) Get(_ context.Context, _ graph.Entry, namespace, name string
 	if !exists {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: c.gvk.Group, Resource: c.gvk.Kind}, name)
 	}
-	return c.readable(item)
+	return item, nil
 }
 
 // ControlledBy implements graph.Store.
 func (c cacheStore) ControlledBy(_ context.Context, _ graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
-	if namespace == metav1.NamespaceAll {
-		// Every namespace: not a lookup the core makes (a closure stays
-		// in its root's namespace), answered by a scan.
-		var out []client.Object
-		for _, item := range c.indexer.List() {
-			o, ok := item.(metav1.Object)
-			if !ok {
-				continue
-			}
-			if ref := metav1.GetControllerOfNoCopy(o); ref == nil || ref.UID != uid {
-				continue
-			}
-			obj, err := c.readable(item)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, obj)
-		}
-		return out, nil
-	}
-	items, err := c.indexer.ByIndex(controllerIndex, namespace+"/"+string(uid))
+	items, err := c.controlledBy(namespace, uid)
 	if err != nil {
 		return nil, err
 	}
-	return c.readableAll(items)
+	return c.all(items, c.readable)
+}
+
+// controlledByMetadata is ControlledBy for the objects' metadata.
+func (c cacheStore) controlledByMetadata(namespace string, uid types.UID) ([]client.Object, error) {
+	items, err := c.controlledBy(namespace, uid)
+	if err != nil {
+		return nil, err
+	}
+	return c.all(items, c.metadata)
+}
+
+func (c cacheStore) controlledBy(namespace string, uid types.UID) ([]any, error) {
+	if namespace != metav1.NamespaceAll {
+		return c.indexer.ByIndex(controllerIndex, namespace+"/"+string(uid))
+	}
+	// Every namespace: not a lookup the core makes (a closure stays in its
+	// root's namespace), answered by a scan.
+	var out []any
+	for _, item := range c.indexer.List() {
+		if o, ok := item.(metav1.Object); ok {
+			if ref := metav1.GetControllerOfNoCopy(o); ref != nil && ref.UID == uid {
+				out = append(out, item)
+			}
+		}
+	}
+	return out, nil
 }
 
 // InNamespace implements graph.Store.
 func (c cacheStore) InNamespace(_ context.Context, _ graph.Entry, namespace string) ([]client.Object, error) {
 	if namespace == metav1.NamespaceAll {
-		return c.readableAll(c.indexer.List())
+		return c.all(c.indexer.List(), c.readable)
 	}
 	items, err := c.indexer.ByIndex(toolscache.NamespaceIndex, namespace)
 	if err != nil {
 		return nil, err
 	}
-	return c.readableAll(items)
+	return c.all(items, c.readable)
 }
 
 // cached returns the cached objects of a namespace (every namespace for
@@ -132,16 +156,28 @@ func (c cacheStore) cached(namespace string) ([]client.Object, error) {
 	return out, nil
 }
 
-func (c cacheStore) readableAll(items []any) ([]client.Object, error) {
+func (c cacheStore) all(items []any, read func(any) (client.Object, error)) ([]client.Object, error) {
 	out := make([]client.Object, 0, len(items))
 	for _, item := range items {
-		obj, err := c.readable(item)
+		obj, err := read(item)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// metadata returns a reader's own copy of a cached object's metadata: a
+// compact object's as a PartialObjectMetadata, any other object whole.
+func (c cacheStore) metadata(item any) (client.Object, error) {
+	o, ok := item.(*compact.Object)
+	if !ok {
+		return c.readable(item)
+	}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: *o.ObjectMeta.DeepCopy()}
+	m.SetGroupVersionKind(c.gvk)
+	return m, nil
 }
 
 // readable returns a reader's own copy of a cached object.

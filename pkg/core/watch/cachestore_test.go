@@ -176,3 +176,35 @@ func TestCacheStoreCopiesOtherForms(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, again, 1, "the reader had a deep copy")
 }
+
+// The walk's and the closure's reads (graph.MetadataReader) copy a compact
+// object's metadata without decoding it; a reader's change stays its own.
+func TestCacheStoreMetadataReadsOfCompactObjects(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	s := &Supervisor{Registry: reg}
+	e := coretest.EntryOf(t, reg, coretest.DeployGVK)
+	store := cacheStoreOver(t, s, e, deployment("a", "one", "g1"), deployment("a", "two", "g1"), deployment("b", "one", "g1"))
+
+	obj, err := store.getMetadata("a", "one")
+	require.NoError(t, err)
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	require.True(t, ok, "got %T", obj)
+	require.Equal(t, e.GVK(), m.GroupVersionKind())
+	require.Equal(t, types.UID("a-one"), m.UID)
+	require.Equal(t, types.UID("g1"), metav1.GetControllerOf(m).UID)
+	m.OwnerReferences[0].UID = "forged"
+
+	_, err = store.getMetadata("a", "missing")
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+
+	objs, err := store.controlledByMetadata("a", "g1")
+	require.NoError(t, err)
+	require.Len(t, objs, 2, "the reader's change did not reach the cache or its index")
+	for _, o := range objs {
+		require.IsType(t, &metav1.PartialObjectMetadata{}, o)
+		require.Equal(t, e.GVK(), o.GetObjectKind().GroupVersionKind())
+	}
+	all, err := store.controlledByMetadata(metav1.NamespaceAll, "g1")
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+}

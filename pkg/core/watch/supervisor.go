@@ -773,6 +773,31 @@ func (s *Supervisor) ControlledBy(ctx context.Context, e graph.Entry, namespace 
 	return kw.store().ControlledBy(ctx, kw.entry, namespace, uid)
 }
 
+// GetMetadata implements graph.MetadataReader: a cached object's metadata
+// without decoding the rest.
+func (s *Supervisor) GetMetadata(ctx context.Context, e graph.Entry, namespace, name string) (client.Object, error) {
+	kw, err := s.readable(e)
+	if err != nil {
+		return nil, err
+	}
+	if kw.fallback {
+		return s.liveGet(ctx, kw, namespace, name)
+	}
+	return kw.store().getMetadata(namespace, name)
+}
+
+// ControlledByMetadata implements graph.MetadataReader.
+func (s *Supervisor) ControlledByMetadata(ctx context.Context, e graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	kw, err := s.readable(e)
+	if err != nil {
+		return nil, err
+	}
+	if kw.fallback {
+		return s.liveControlledBy(ctx, kw, namespace, uid)
+	}
+	return kw.store().controlledByMetadata(namespace, uid)
+}
+
 // InNamespace implements Store.
 func (s *Supervisor) InNamespace(ctx context.Context, e graph.Entry, namespace string) ([]client.Object, error) {
 	kw, err := s.readable(e)
