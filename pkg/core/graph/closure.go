@@ -17,7 +17,8 @@ import (
 // Descendants is what a root absorbs (seed §2).
 type Descendants struct {
 	// Tracked are the tracked workloads whose controller chain reaches the
-	// root: listed on the root's document, not reported on their own.
+	// root: listed on the root's document, not reported on their own. Read
+	// for their metadata (MetadataReader): only kind and name are used.
 	Tracked []client.Object
 	// Pods are the pods whose controller chain reaches the root: their status
 	// gives the running digests.
@@ -116,7 +117,15 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 			if hints != nil && !hints.MayBeControlledBy(e, parentGK) {
 				continue // no object of this kind has a controller of the parent's kind
 			}
-			children, err := c.Store.ControlledBy(ctx, e, root.GetNamespace(), parent.obj.GetUID())
+			read := c.Store.ControlledBy
+			if e.GroupKind() != PodGroupKind {
+				// Pods are read whole (their status gives the digests);
+				// every other descendant is listed by its metadata.
+				read = func(ctx context.Context, e Entry, ns string, uid types.UID) ([]client.Object, error) {
+					return ControlledByMetadata(ctx, c.Store, e, ns, uid)
+				}
+			}
+			children, err := read(ctx, e, root.GetNamespace(), parent.obj.GetUID())
 			if err != nil {
 				if classifyReadError(err) == ReasonError {
 					return Descendants{}, fmt.Errorf("closure of %s/%s: list %s: %w", root.GetNamespace(), root.GetName(), e.Kind.String(), err)

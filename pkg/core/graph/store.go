@@ -49,6 +49,39 @@ type Store interface {
 	InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error)
 }
 
+// MetadataReader is implemented by a Store that can return an object's
+// metadata alone for less than the whole object (the Supervisor: its caches
+// hold the kinds read whole compact, and a whole object is decoded on every
+// read). The walk and the closure find owners and tracked descendants
+// through it, since they read only kind, name, UID and owner references.
+// The objects it returns carry their kind's group, version and kind; they
+// are a reader's own, as a Get's are, and may be of another type.
+type MetadataReader interface {
+	// GetMetadata is Get for the object's metadata.
+	GetMetadata(ctx context.Context, e Entry, namespace, name string) (client.Object, error)
+	// ControlledByMetadata is ControlledBy for the objects' metadata.
+	ControlledByMetadata(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error)
+}
+
+// GetMetadata reads an object for its metadata: through the store's
+// MetadataReader if it has one, else with Get.
+func GetMetadata(ctx context.Context, s Store, e Entry, namespace, name string) (client.Object, error) {
+	if m, ok := s.(MetadataReader); ok {
+		return m.GetMetadata(ctx, e, namespace, name)
+	}
+	return s.Get(ctx, e, namespace, name)
+}
+
+// ControlledByMetadata reads the objects a controller owns for their
+// metadata: through the store's MetadataReader if it has one, else with
+// ControlledBy.
+func ControlledByMetadata(ctx context.Context, s Store, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	if m, ok := s.(MetadataReader); ok {
+		return m.ControlledByMetadata(ctx, e, namespace, uid)
+	}
+	return s.ControlledBy(ctx, e, namespace, uid)
+}
+
 // ControllerKindHints is implemented by a Store that knows which kinds of
 // controller the objects of a kind can have (the Supervisor records them as
 // objects enter its caches). The closure skips a kind whose objects cannot be

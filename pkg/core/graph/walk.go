@@ -102,7 +102,7 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		if !ok {
 			return WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String()}
 		}
-		owner, err := w.Store.Get(ctx, entry, obj.GetNamespace(), ref.Name)
+		owner, err := GetMetadata(ctx, w.Store, entry, obj.GetNamespace(), ref.Name)
 		if err != nil {
 			return WalkResult{Hops: hop, Reason: classifyReadError(err), MissKind: gk.String(), Err: err}
 		}
@@ -139,7 +139,7 @@ func (w Walker) chain(ctx context.Context, obj client.Object) map[types.UID]bool
 		if !ok {
 			return seen
 		}
-		next, err := w.Store.Get(ctx, entry, obj.GetNamespace(), ref.Name)
+		next, err := GetMetadata(ctx, w.Store, entry, obj.GetNamespace(), ref.Name)
 		if err != nil || next.GetUID() != ref.UID {
 			return seen
 		}
@@ -168,7 +168,7 @@ func (w Walker) Root(ctx context.Context, obj client.Object) *Owner {
 		seen[res.Owner.UID] = true
 		root = res.Owner
 		entry, _ := w.Registry.Lookup(root.GroupKind)
-		next, err := w.Store.Get(ctx, entry, root.Namespace, root.Name)
+		next, err := GetMetadata(ctx, w.Store, entry, root.Namespace, root.Name)
 		if err != nil {
 			return root
 		}

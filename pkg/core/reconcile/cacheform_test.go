@@ -16,6 +16,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/compact"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"github.com/aibom-dev/aibom/pkg/core/watch"
@@ -69,6 +70,17 @@ func TestEventsOnTransformedPodsStillEnqueueTheRoot(t *testing.T) {
 	})
 	require.Equal(t, oldPod, irrelevant)
 	m.OnUpdate(ctx, podEntry, oldPod, irrelevant, q)
+	require.Zero(t, q.Len())
+
+	// The same in the compact form the watches cache pods in.
+	compacted := func(o client.Object) client.Object {
+		c, err := compact.New(o.(*unstructured.Unstructured))
+		require.NoError(t, err)
+		return c
+	}
+	m.OnUpdate(ctx, podEntry, compacted(oldPod), compacted(newPod), q)
+	require.Equal(t, []Request{{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "llama"}}, drainMapped(ctx, m, q))
+	m.OnUpdate(ctx, podEntry, compacted(oldPod), compacted(irrelevant), q)
 	require.Zero(t, q.Len())
 }
 

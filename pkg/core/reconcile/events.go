@@ -20,6 +20,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/compact"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -253,7 +254,8 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 		return
 	}
 	epoch := m.Roots.epoch(req.Namespace)
-	obj, err := m.Store.Get(ctx, entry, req.Namespace, req.Name)
+	// The walk reads metadata only.
+	obj, err := graph.GetMetadata(ctx, m.Store, entry, req.Namespace, req.Name)
 	if (err == nil && obj.GetUID() != types.UID(req.UID)) || apierrors.IsNotFound(err) {
 		// Gone (or re-created). An object read live raises no event of its
 		// own: the root whose closure last passed through it is told.
@@ -352,8 +354,18 @@ func relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
 }
 
 func runningImages(obj client.Object) []any {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	var u *unstructured.Unstructured
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		u = o
+	case *compact.Object:
+		// The watches' cached form: the pod's few fields, decoded (a
+		// small object).
+		var err error
+		if u, err = o.Unstructured(); err != nil {
+			return nil
+		}
+	default:
 		return nil
 	}
 	var out []any

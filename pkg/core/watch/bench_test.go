@@ -292,7 +292,7 @@ func envFor(b *testing.B, store string, n int) *benchEnv {
 		s = fakeStore(b, reg, w, env)
 		env.fakeClient = true
 	case storeCache:
-		s = cacheStore(b, reg, w, env)
+		s = supervisorStore(b, reg, w, env)
 	default:
 		b.Fatalf("unknown store %q", store)
 	}
@@ -329,11 +329,11 @@ func fakeStore(b *testing.B, reg *graph.Registry, w *benchWorld, env *benchEnv) 
 	return graph.ReaderStore{Reader: fb.Build()}
 }
 
-// cacheStore builds one informer cache per registered kind, configured as
-// Supervisor.start configures them, and returns a synced Supervisor reading
-// them. The informers list the world's objects from memory and then watch
-// nothing.
-func cacheStore(b *testing.B, reg *graph.Registry, w *benchWorld, env *benchEnv) graph.Store {
+// supervisorStore builds one informer cache per registered kind, configured
+// as Supervisor.start configures them, and returns a synced Supervisor
+// reading them. The informers list the world's objects from memory and then
+// watch nothing.
+func supervisorStore(b *testing.B, reg *graph.Registry, w *benchWorld, env *benchEnv) graph.Store {
 	byKind := map[schema.GroupKind][]*benchObj{}
 	for _, o := range w.objs {
 		byKind[o.gvk.GroupKind()] = append(byKind[o.gvk.GroupKind()], o)
@@ -359,6 +359,7 @@ func startMemoryCache(tb testing.TB, sup *Supervisor, e graph.Entry, list runtim
 	listGVK.Kind += "List"
 	mapper.Add(listGVK, meta.RESTScopeNamespace)
 	lw := &memoryListerWatcher{list: list}
+	var inf toolscache.SharedIndexInformer
 	c, err := cache.New(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{
 		HTTPClient:                  http.DefaultClient,
 		Scheme:                      coretest.TestScheme(),
@@ -366,20 +367,24 @@ func startMemoryCache(tb testing.TB, sup *Supervisor, e graph.Entry, list runtim
 		DefaultTransform:            sup.transform(e),
 		ReaderFailOnMissingInformer: true,
 		NewInformer: func(_ toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-			return toolscache.NewSharedIndexInformer(lw, obj, resync, idx)
+			inf = toolscache.NewSharedIndexInformer(lw, obj, resync, idx)
+			return inf
 		},
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.IndexField(ctx, graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID); err != nil {
+	if _, err := c.GetInformer(ctx, graph.NewObject(e), cache.BlockUntilSynced(false)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := inf.AddIndexers(toolscache.Indexers{controllerIndex: controllerIndexFunc}); err != nil {
 		tb.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
 		tb.Fatalf("cache of %s did not sync", e.Kind)
 	}
-	kw := &kindWatch{entry: e, cache: c, cancel: func() {}}
+	kw := &kindWatch{entry: e, cache: c, informer: inf, cancel: func() {}}
 	kw.synced.Store(true)
 	sup.mu.Lock()
 	sup.kinds[e.GroupKind()] = kw

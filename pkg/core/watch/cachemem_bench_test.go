@@ -3,7 +3,7 @@ package watch
 // Memory per cached object, with and without the cache transforms
 // (transform.go):
 //
-//	go test -run '^$' -bench CacheMemory -benchtime 3x ./pkg/core/
+//	go test -run '^$' -bench CacheMemory -benchtime 3x ./pkg/core/watch/
 //
 // Each sub-benchmark fills one informer cache, configured as Supervisor.start
 // configures it, with realistic objects as the API server returns them (a
@@ -252,8 +252,10 @@ func heapAfterGC() uint64 {
 
 // BenchmarkCacheMemory reports the heap each cached object costs, by kind and
 // transform: none, managedfields (cache.TransformStripManagedFields, the
-// transform before transform.go), and aibom (TransformFor, what
-// Supervisor.start configures).
+// transform before transform.go), aibom (TransformFor alone: the maps), and
+// supervisor (what Supervisor.start configures: TransformFor, then the
+// compact form for tracked kinds). The cache is read back through the
+// Supervisor's Store (cacheStore), with its index.
 func BenchmarkCacheMemory(b *testing.B) {
 	reg := coretest.TestRegistry(b)
 	for _, k := range []struct {
@@ -281,7 +283,7 @@ func BenchmarkCacheMemory(b *testing.B) {
 		for _, tr := range []struct {
 			name string
 			fn   toolscache.TransformFunc
-		}{{"none", nil}, {"managedfields", cache.TransformStripManagedFields()}, {"aibom", TransformFor(e)}} {
+		}{{"none", nil}, {"managedfields", cache.TransformStripManagedFields()}, {"aibom", TransformFor(e)}, {"supervisor", (&Supervisor{Registry: reg}).transform(e)}} {
 			b.Run(fmt.Sprintf("kind=%s/transform=%s", k.gvkKind, tr.name), func(b *testing.B) {
 				var perObj float64
 				for b.Loop() {
@@ -304,6 +306,7 @@ func cacheMemFill(b *testing.B, e graph.Entry, data []byte, n int, transform too
 	listGVK.Kind += "List"
 	mapper.Add(listGVK, meta.RESTScopeNamespace)
 	lw := &jsonListerWatcher{data: data, metadata: !graph.NeedsFullObject(e)}
+	var inf toolscache.SharedIndexInformer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	before := heapAfterGC()
@@ -314,28 +317,75 @@ func cacheMemFill(b *testing.B, e graph.Entry, data []byte, n int, transform too
 		DefaultTransform:            transform,
 		ReaderFailOnMissingInformer: true,
 		NewInformer: func(_ toolscache.ListerWatcher, obj k8sruntime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-			return toolscache.NewSharedIndexInformer(lw, obj, resync, idx)
+			inf = toolscache.NewSharedIndexInformer(lw, obj, resync, idx)
+			return inf
 		},
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.IndexField(ctx, graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID); err != nil {
+	if _, err := c.GetInformer(ctx, graph.NewObject(e), cache.BlockUntilSynced(false)); err != nil {
+		b.Fatal(err)
+	}
+	if err := inf.AddIndexers(toolscache.Indexers{controllerIndex: controllerIndexFunc}); err != nil {
 		b.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
 		b.Fatal("cache did not sync")
 	}
-	objs, err := graph.ReaderStore{Reader: c}.InNamespace(ctx, e, benchNamespace)
+	objs, err := cacheStore{gvk: e.GVK(), indexer: inf.GetIndexer()}.InNamespace(ctx, e, benchNamespace)
 	if err != nil || len(objs) != n {
 		b.Fatalf("cache holds %d objects, want %d (%v)", len(objs), n, err)
 	}
-	if statuses, _, _ := unstructured.NestedSlice(objs[0].(*unstructured.Unstructured).Object, "status", "containerStatuses"); e.GroupKind() == graph.PodGroupKind && len(statuses) != 1 {
-		b.Fatal("the running image of a cached pod is lost")
+	if u, ok := objs[0].(*unstructured.Unstructured); ok && e.GroupKind() == graph.PodGroupKind {
+		if statuses, _, _ := unstructured.NestedSlice(u.Object, "status", "containerStatuses"); len(statuses) != 1 {
+			b.Fatal("the running image of a cached pod is lost")
+		}
 	}
 	objs = nil
 	after := heapAfterGC()
 	runtime.KeepAlive(c)
 	return int64(after) - int64(before)
+}
+
+// BenchmarkCachedRead is what one Store read of a cached Deployment (the
+// object of BenchmarkCacheMemory, transformed) costs in each form: the deep
+// copy of its maps (form=unstructured, before the compact form) and the
+// decoding of its JSON (form=compact, what the Supervisor does).
+//
+//	go test -run '^$' -bench CachedRead -benchmem ./pkg/core/watch/
+func BenchmarkCachedRead(b *testing.B) {
+	reg := coretest.TestRegistry(b)
+	e, ok := reg.Lookup(coretest.DeployGVK.GroupKind())
+	if !ok {
+		b.Fatal("no Deployment in the registry")
+	}
+	u := &unstructured.Unstructured{Object: cacheMemObject(b, "Deployment", 0)}
+	out, err := TransformFor(e)(u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tracked := out.(*unstructured.Unstructured)
+	for _, form := range []string{"unstructured", "compact"} {
+		var cached any = tracked
+		if form == "compact" {
+			if cached, err = (&Supervisor{Registry: reg}).transform(e)(tracked.DeepCopy()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		indexer := toolscache.NewIndexer(toolscache.DeletionHandlingMetaNamespaceKeyFunc, toolscache.Indexers{})
+		if err := indexer.Add(cached); err != nil {
+			b.Fatal(err)
+		}
+		store := cacheStore{gvk: e.GVK(), indexer: indexer}
+		b.Run("form="+form, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := store.Get(context.Background(), e, benchNamespace, tracked.GetName()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

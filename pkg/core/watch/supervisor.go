@@ -268,7 +268,8 @@ func (s *Supervisor) replayCache(ctx context.Context, kw *kindWatch) {
 	if !s.Events.Leading() {
 		return // a follower: ReplayAll runs once it leads
 	}
-	objs, err := graph.ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, metav1.NamespaceAll)
+	// The handlers read metadata only: the cached objects as they are.
+	objs, err := kw.store().cached(metav1.NamespaceAll)
 	if err != nil {
 		s.Log.Error(err, "replaying a kind's cached objects", "kind", kw.entry.Kind.String())
 		return
@@ -503,12 +504,14 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 	}
 	kctx, cancel := context.WithCancel(ctx)
 	kw.cache, kw.cancel = c, cancel
-	if err := c.IndexField(kctx, graph.NewObject(e), graph.ControllerUIDIndex, graph.ControllerUID); err != nil {
+	inf, err := c.GetInformer(kctx, graph.NewObject(e), cache.BlockUntilSynced(false))
+	if err != nil {
 		cancel()
 		return err
 	}
-	inf, err := c.GetInformer(kctx, graph.NewObject(e), cache.BlockUntilSynced(false))
-	if err != nil {
+	// The Store reads the informer's store directly (cacheStore), through
+	// its own index of controller UIDs.
+	if err := kw.informer.AddIndexers(toolscache.Indexers{controllerIndex: controllerIndexFunc}); err != nil {
 		cancel()
 		return err
 	}
@@ -543,6 +546,11 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 	s.crdBacked(kctx, kw)
 	s.Log.Info("watching kind", "kind", e.Kind.String(), "version", e.Version, "role", e.Role)
 	return nil
+}
+
+// store reads the kind's informer store (not on the fallback).
+func (kw *kindWatch) store() cacheStore {
+	return cacheStore{gvk: kw.entry.GVK(), indexer: kw.informer.GetIndexer()}
 }
 
 // retire stops a kind's previous watch once its successor is in place
@@ -748,7 +756,7 @@ func (s *Supervisor) Get(ctx context.Context, e graph.Entry, namespace, name str
 	if kw.fallback {
 		return s.liveGet(ctx, kw, namespace, name)
 	}
-	return graph.ReaderStore{Reader: kw.cache}.Get(ctx, kw.entry, namespace, name)
+	return kw.store().Get(ctx, kw.entry, namespace, name)
 }
 
 // ControlledBy implements Store. For a kind on the live-read fallback, the
@@ -762,7 +770,32 @@ func (s *Supervisor) ControlledBy(ctx context.Context, e graph.Entry, namespace 
 	if kw.fallback {
 		return s.liveControlledBy(ctx, kw, namespace, uid)
 	}
-	return graph.ReaderStore{Reader: kw.cache}.ControlledBy(ctx, kw.entry, namespace, uid)
+	return kw.store().ControlledBy(ctx, kw.entry, namespace, uid)
+}
+
+// GetMetadata implements graph.MetadataReader: a cached object's metadata
+// without decoding the rest.
+func (s *Supervisor) GetMetadata(ctx context.Context, e graph.Entry, namespace, name string) (client.Object, error) {
+	kw, err := s.readable(e)
+	if err != nil {
+		return nil, err
+	}
+	if kw.fallback {
+		return s.liveGet(ctx, kw, namespace, name)
+	}
+	return kw.store().getMetadata(namespace, name)
+}
+
+// ControlledByMetadata implements graph.MetadataReader.
+func (s *Supervisor) ControlledByMetadata(ctx context.Context, e graph.Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	kw, err := s.readable(e)
+	if err != nil {
+		return nil, err
+	}
+	if kw.fallback {
+		return s.liveControlledBy(ctx, kw, namespace, uid)
+	}
+	return kw.store().controlledByMetadata(namespace, uid)
 }
 
 // InNamespace implements Store.
@@ -774,7 +807,7 @@ func (s *Supervisor) InNamespace(ctx context.Context, e graph.Entry, namespace s
 	if kw.fallback {
 		return s.liveList(ctx, kw, namespace)
 	}
-	return graph.ReaderStore{Reader: kw.cache}.InNamespace(ctx, kw.entry, namespace)
+	return kw.store().InNamespace(ctx, kw.entry, namespace)
 }
 
 // crdBacked records whether a kind is served by a CustomResourceDefinition

@@ -9,6 +9,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/core/compact"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -118,19 +119,30 @@ func TransformTracked(in any) (any, error) {
 }
 
 // transform is the cache transform the supervisor gives a kind: TransformFor,
-// plus the record of its objects' controller kinds (MayBeControlledBy). The
+// then, for the kinds read whole (tracked, referenced, pods), the compact form
+// (compact.Object; an object that cannot be compacted stays unstructured,
+// which the Store reads too), plus the record of its objects' controller kinds (MayBeControlledBy). The
 // record is made before an object reaches the cache, so that every object
 // the cache can return has its controller's kind recorded.
 func (s *Supervisor) transform(e graph.Entry) toolscache.TransformFunc {
 	base := TransformFor(e)
+	compacted := compactKind(e)
 	owners := s.ownerKindsOf(e.GroupKind())
 	return func(in any) (any, error) {
+		if c, ok := in.(*compact.Object); ok {
+			return c, nil // transformed already
+		}
 		out, err := base(in)
 		var refs []metav1.OwnerReference
 		switch o := out.(type) {
 		case *unstructured.Unstructured:
 			if o != nil && o.Object != nil {
 				refs = o.GetOwnerReferences()
+				if compacted && err == nil {
+					if c, cerr := compact.New(o); cerr == nil {
+						out = c
+					}
+				}
 			}
 		case *metav1.PartialObjectMetadata:
 			if o != nil {
