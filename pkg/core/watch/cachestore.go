@@ -124,10 +124,7 @@ func (c cacheStore) controlledBy(namespace string, uid types.UID) ([]any, error)
 
 // InNamespace implements graph.Store.
 func (c cacheStore) InNamespace(_ context.Context, _ graph.Entry, namespace string) ([]client.Object, error) {
-	if namespace == metav1.NamespaceAll {
-		return c.all(c.indexer.List(), c.readable)
-	}
-	items, err := c.indexer.ByIndex(toolscache.NamespaceIndex, namespace)
+	items, err := c.inNamespace(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -138,14 +135,9 @@ func (c cacheStore) InNamespace(_ context.Context, _ graph.Entry, namespace stri
 // metav1.NamespaceAll) as they are in the store, without a copy: for the
 // event handlers (a replay), which read metadata only.
 func (c cacheStore) cached(namespace string) ([]client.Object, error) {
-	var items []any
-	if namespace == metav1.NamespaceAll {
-		items = c.indexer.List()
-	} else {
-		var err error
-		if items, err = c.indexer.ByIndex(toolscache.NamespaceIndex, namespace); err != nil {
-			return nil, err
-		}
+	items, err := c.inNamespace(namespace)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]client.Object, 0, len(items))
 	for _, item := range items {
@@ -154,6 +146,15 @@ func (c cacheStore) cached(namespace string) ([]client.Object, error) {
 		}
 	}
 	return out, nil
+}
+
+// inNamespace returns the store's items of a namespace, or every item for
+// metav1.NamespaceAll.
+func (c cacheStore) inNamespace(namespace string) ([]any, error) {
+	if namespace == metav1.NamespaceAll {
+		return c.indexer.List(), nil
+	}
+	return c.indexer.ByIndex(toolscache.NamespaceIndex, namespace)
 }
 
 func (c cacheStore) all(items []any, read func(any) (client.Object, error)) ([]client.Object, error) {

@@ -102,10 +102,9 @@ type Supervisor struct {
 // live-read fallback (fallback.go), its health alone.
 type kindWatch struct {
 	entry  graph.Entry // Version is the served version the cache reads
-	cache  cache.Cache
 	cancel context.CancelFunc
 	// fallback: a walk-only kind the controller may list but not watch,
-	// read live; cache is nil.
+	// read live; informer is nil.
 	fallback bool
 	// synced: the cache synced once, or, on the fallback, a list succeeded
 	// once.
@@ -503,7 +502,7 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 		return err
 	}
 	kctx, cancel := context.WithCancel(ctx)
-	kw.cache, kw.cancel = c, cancel
+	kw.cancel = cancel
 	inf, err := c.GetInformer(kctx, graph.NewObject(e), cache.BlockUntilSynced(false))
 	if err != nil {
 		cancel()
