@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,36 +147,92 @@ func FuzzConservation(f *testing.F) {
 func checkConservation(t *testing.T, reg *graph.Registry, forest int, objs []client.Object) {
 	t.Helper()
 	ctx := context.Background()
-	{
-		store := graph.NewMemoryStore(objs)
-		walker := graph.Walker{Registry: reg, Store: store}
-		closure := graph.Closure{Registry: reg, Store: store}
-		appearances := map[types.UID]int{}
-		suppressedBy := map[types.UID]string{}
-		var tracked []client.Object
-		for _, o := range objs {
-			if !reg.IsTracked(o.GetObjectKind().GroupVersionKind().GroupKind()) {
-				continue
-			}
-			tracked = append(tracked, o)
-			res := walker.TrackedOwner(ctx, o)
-			if res.Owner != nil {
-				suppressedBy[o.GetUID()] = res.Owner.Name
-				continue
-			}
-			appearances[o.GetUID()]++ // a root: the subject of its own AIBOM
-			d, err := closure.Descendants(ctx, o)
-			require.NoError(t, err)
-			for _, child := range d.Tracked {
-				appearances[child.GetUID()]++
-			}
+	objs = unstructuredPods(t, objs)
+	store := graph.NewMemoryStore(objs)
+	walker := graph.Walker{Registry: reg, Store: store}
+	closure := graph.Closure{Registry: reg, Store: store}
+	appearances := map[types.UID]int{}
+	suppressedBy := map[types.UID]string{}
+	absorb := func(root client.Object) {
+		d, err := closure.Descendants(ctx, root)
+		require.NoError(t, err)
+		for _, child := range d.Tracked {
+			appearances[child.GetUID()]++
 		}
-		for _, o := range tracked {
-			require.Equal(t, 1, appearances[o.GetUID()],
-				"forest %d: %s %s appears in %d AIBOMs (suppressed by %q)\n%s",
-				forest, o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), appearances[o.GetUID()], suppressedBy[o.GetUID()], describe(objs))
+		for _, pod := range d.Pods {
+			appearances[pod.GetUID()]++
 		}
 	}
+	// Unread generic roots: one per owner UID their references name.
+	unread := map[string]bool{}
+	var tracked, pods []client.Object
+	walks := map[types.UID]graph.WalkResult{}
+	for _, o := range objs {
+		gk := o.GetObjectKind().GroupVersionKind().GroupKind()
+		if !reg.Registered(gk) {
+			continue // read by no one: known only from the references to it
+		}
+		res := walker.TrackedOwner(ctx, o)
+		walks[o.GetUID()] = res
+		if res.Owner != nil {
+			suppressedBy[o.GetUID()] = res.Owner.GroupKind.Kind + "/" + res.Owner.Name
+			if key := res.Owner.GroupKind.String() + "/" + res.Owner.Name + "/" + res.Owner.UID; res.Owner.Unread && !unread[key] {
+				unread[key] = true
+				stub := &metav1.PartialObjectMetadata{}
+				stub.SetGroupVersionKind(res.Owner.GroupKind.WithVersion("v1"))
+				stub.SetNamespace(res.Owner.Namespace)
+				stub.SetName(res.Owner.Name)
+				stub.SetUID(types.UID(res.Owner.UID))
+				absorb(stub)
+			}
+		}
+		switch {
+		case reg.IsTracked(gk):
+			tracked = append(tracked, o)
+			if res.Owner == nil {
+				appearances[o.GetUID()]++ // a root: the subject of its own AIBOM
+				absorb(o)
+			}
+		case walker.IsGenericRoot(o, res):
+			if gk == graph.PodGroupKind {
+				appearances[o.GetUID()]++ // a bare pod reports itself
+			}
+			absorb(o)
+		}
+		if gk == graph.PodGroupKind {
+			pods = append(pods, o)
+		}
+	}
+	for _, o := range tracked {
+		require.Equal(t, 1, appearances[o.GetUID()],
+			"forest %d: %s %s appears in %d AIBOMs (suppressed by %q)\n%s",
+			forest, o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), appearances[o.GetUID()], suppressedBy[o.GetUID()], describe(objs))
+	}
+	for _, p := range pods {
+		n := appearances[p.GetUID()]
+		require.LessOrEqual(t, n, 1, "forest %d: pod %s in %d AIBOMs\n%s", forest, p.GetName(), n, describe(objs))
+		res := walks[p.GetUID()]
+		if (res.Owner != nil && res.Owner.Generic) || walker.IsGenericRoot(p, res) {
+			require.Equal(t, 1, n, "forest %d: pod %s under generic root %v in %d AIBOMs\n%s", forest, p.GetName(), res.Owner, n, describe(objs))
+		}
+	}
+}
+
+// unstructuredPods returns objs with every typed Pod converted to
+// unstructured, the form the closure attributes pods in.
+func unstructuredPods(t *testing.T, objs []client.Object) []client.Object {
+	out := make([]client.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
+		if p, ok := o.(*corev1.Pod); ok {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+			require.NoError(t, err)
+			u := &unstructured.Unstructured{Object: m}
+			u.SetGroupVersionKind(coretest.PodGVK)
+			out[i] = u
+		}
+	}
+	return out
 }
 
 func describe(objs []client.Object) string {

@@ -68,6 +68,11 @@ type Registry struct {
 	// supervisor keeps watching them (AllEntries), so that turning one back
 	// on needs no new watch.
 	disabled map[string]bool
+	// generic holds the kinds no adapter declares that were found as
+	// controller owners (AddGenericKind); an adapter's declaration of the
+	// same kind takes precedence.
+	generic map[schema.GroupKind]*Entry
+	unknown unknownOwners
 }
 
 // NewRegistry validates every adapter's declarations and merges them. A kind
@@ -91,8 +96,8 @@ func NewRegistry(adapters ...adapter.Adapter) (*Registry, error) {
 		if a == nil {
 			return nil, fmt.Errorf("registry: nil adapter")
 		}
-		if a.Name() == CoreAdapterName {
-			return nil, fmt.Errorf("registry: adapter name %q is reserved for the kinds the core declares itself (Pod); rename the adapter", CoreAdapterName)
+		if a.Name() == CoreAdapterName || a.Name() == GenericAdapterName {
+			return nil, fmt.Errorf("registry: adapter name %q is reserved for the kinds the core declares itself (Pod, and kinds no adapter declares); rename the adapter", a.Name())
 		}
 		if names[a.Name()] {
 			return nil, fmt.Errorf("registry: adapter %q enabled twice", a.Name())
@@ -144,7 +149,13 @@ func (r *Registry) Lookup(gk schema.GroupKind) (Entry, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
-	if !ok || e.Role == adapter.RoleReferenced || r.disabled[e.Adapter.Name()] {
+	if !ok {
+		if g, ok := r.generic[gk]; ok {
+			return *g, true
+		}
+		return Entry{}, false
+	}
+	if e.Role == adapter.RoleReferenced || r.disabled[e.Adapter.Name()] {
 		return Entry{}, false
 	}
 	return *e, true
@@ -165,7 +176,11 @@ func (r *Registry) Registered(gk schema.GroupKind) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.kinds[gk]
-	return ok && !r.disabled[e.Adapter.Name()]
+	if !ok {
+		_, ok = r.generic[gk]
+		return ok
+	}
+	return !r.disabled[e.Adapter.Name()]
 }
 
 // SetEnabled turns adapters on and off at run time: names lists the
@@ -224,6 +239,9 @@ func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
 	defer r.mu.Unlock()
 	e, ok := r.kinds[gk]
 	if !ok {
+		e, ok = r.generic[gk]
+	}
+	if !ok {
 		return fmt.Errorf("registry: kind %s is not registered", gk)
 	}
 	for _, v := range e.Versions {
@@ -249,9 +267,14 @@ func (r *Registry) AllEntries() []Entry {
 
 func (r *Registry) entries(keep func(*Entry) bool) []Entry {
 	r.mu.RLock()
-	out := make([]Entry, 0, len(r.kinds))
+	out := make([]Entry, 0, len(r.kinds)+len(r.generic))
 	for _, e := range r.kinds {
 		if keep(e) {
+			out = append(out, *e)
+		}
+	}
+	for gk, e := range r.generic {
+		if _, declared := r.kinds[gk]; !declared && keep(e) {
 			out = append(out, *e)
 		}
 	}
@@ -311,6 +334,13 @@ func (r *Registry) SetAdapters(list ...adapter.Adapter) (added, changed, removed
 		}
 	}
 	r.kinds, r.adapters = next.kinds, next.adapters
+	r.unknown.forget(removed)
+	for gk := range r.generic {
+		if _, declared := r.kinds[gk]; declared {
+			// An adapter (a profile) declares it now: it reads it.
+			delete(r.generic, gk)
+		}
+	}
 	return added, changed, removed, nil
 }
 

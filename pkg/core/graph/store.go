@@ -93,10 +93,11 @@ type ControllerKindHints interface {
 }
 
 // NeedsFullObject reports whether the core reads a kind's whole object
-// (tracked kinds, to scrape them; Pods, for their status) rather than its
+// (tracked kinds, to scrape them; Pods, for their status; kinds no adapter
+// declares, whose topmost object is scraped as a generic root) rather than its
 // metadata alone.
 func NeedsFullObject(e Entry) bool {
-	return e.Role == adapter.RoleTracked || e.Role == adapter.RoleReferenced || e.GroupKind() == PodGroupKind
+	return e.Role == adapter.RoleTracked || e.Role == adapter.RoleReferenced || e.GroupKind() == PodGroupKind || e.Generic()
 }
 
 // NewObject returns an empty object of the form the core reads a kind in:

@@ -60,16 +60,29 @@ type Owner struct {
 	Namespace string
 	Name      string
 	UID       string
+	// Generic marks a generic root: the topmost controller owner of a chain
+	// that passes through no tracked kind (a kind no adapter declares, or a
+	// walk-only object nothing controls). It reports what lies below it.
+	Generic bool
+	// Unread marks a generic root known only from the controller reference
+	// that names it (its kind is not served, or the controller may not read
+	// it): its identity is the reference's, its spec is not read.
+	Unread bool
+	// APIVersion is the owner's apiVersion, as its reference names it.
+	APIVersion string
 }
 
 // WalkResult is the outcome of an upward walk.
 type WalkResult struct {
-	// Owner is the nearest tracked ancestor, nil when there is none.
+	// Owner is the nearest tracked ancestor or, when the chain passes
+	// through no tracked kind, the generic root above the object (Generic);
+	// nil when there is none.
 	Owner *Owner
 	// Hops is the number of ownerReferences followed.
 	Hops int
-	// Reason says why the walk ended without a tracked owner; empty when
-	// Owner is set.
+	// Reason says why the walk ended without a tracked owner; empty when a
+	// tracked owner was found. A generic owner comes with the reason the
+	// walk stopped above it (ReasonRoot at the top of a chain).
 	Reason string
 	// MissKind is the kind the walk could not pass (for the miss counter).
 	MissKind string
@@ -84,15 +97,29 @@ type Walker struct {
 	Store    Store
 }
 
-// TrackedOwner walks up from obj, at most MaxWalkDepth hops, through kinds the
-// registry knows, checking on every hop that the fetched owner's UID equals
-// the reference's UID. An object without a controller owner costs no read.
+// TrackedOwner walks up from obj, at most MaxWalkDepth hops, checking on every
+// hop that the fetched owner's UID equals the reference's UID. It returns the
+// nearest tracked ancestor. When the chain passes through no tracked kind, the
+// topmost controller owner it reaches is a generic root and is returned as
+// Owner with Generic set: a kind no adapter declares is followed like a
+// walk-only kind where the controller may read it, and otherwise is the root
+// as its reference names it (Unread). An object without a controller owner
+// costs no read.
 func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult {
 	cur := metav1.Object(obj)
+	var top *Owner // the topmost non-tracked owner read so far
+	// stop ends a walk above top: top is the generic root when the chain
+	// ends there (see endsChain).
+	stop := func(res WalkResult) WalkResult {
+		if top != nil && endsChain(res.Reason) {
+			res.Owner = top
+		}
+		return res
+	}
 	for hop := 1; ; hop++ {
 		ref := metav1.GetControllerOfNoCopy(cur)
 		if ref == nil {
-			return WalkResult{Hops: hop - 1, Reason: ReasonRoot}
+			return stop(WalkResult{Hops: hop - 1, Reason: ReasonRoot})
 		}
 		gk := RefGroupKind(ref)
 		if hop > MaxWalkDepth {
@@ -100,23 +127,76 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		}
 		entry, ok := w.Registry.Lookup(gk)
 		if !ok {
-			return WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String()}
+			gv, err := schema.ParseGroupVersion(ref.APIVersion)
+			_, referenced := w.Registry.Referenced(gk)
+			if err != nil || gv.Version == "" || referenced || w.Registry.Disabled(gk) {
+				// A malformed reference, a kind that is only ever looked up
+				// by name (never an owner), or a disabled adapter's kind:
+				// the chain ends below it.
+				return stop(WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String()})
+			}
+			// A kind no adapter declares: the root as its reference names
+			// it, until (and unless) the controller may read the kind.
+			w.Registry.NoteUnknownOwner(gv.WithKind(ref.Kind))
+			return WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String(), Owner: unreadOwner(ref, obj.GetNamespace())}
 		}
 		owner, err := GetMetadata(ctx, w.Store, entry, obj.GetNamespace(), ref.Name)
 		if err != nil {
-			return WalkResult{Hops: hop, Reason: classifyReadError(err), MissKind: gk.String(), Err: err}
+			reason := classifyReadError(err)
+			if entry.Generic() && (reason == ReasonForbidden || reason == ReasonNoMatch) {
+				return WalkResult{Hops: hop, Reason: reason, MissKind: gk.String(), Err: err, Owner: unreadOwner(ref, obj.GetNamespace())}
+			}
+			return stop(WalkResult{Hops: hop, Reason: reason, MissKind: gk.String(), Err: err})
 		}
 		if owner.GetUID() != ref.UID {
-			return WalkResult{Hops: hop, Reason: ReasonUIDMismatch, MissKind: gk.String()}
+			return stop(WalkResult{Hops: hop, Reason: ReasonUIDMismatch, MissKind: gk.String()})
 		}
 		if entry.Tracked() {
 			if _, cycle := w.chain(ctx, owner)[obj.GetUID()]; cycle {
 				return WalkResult{Hops: hop, Reason: ReasonCycle, MissKind: gk.String()}
 			}
-			return WalkResult{Hops: hop, Owner: &Owner{GroupKind: gk, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: string(owner.GetUID())}}
+			return WalkResult{Hops: hop, Owner: &Owner{GroupKind: gk, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: string(owner.GetUID()), APIVersion: ref.APIVersion}}
 		}
+		if owner.GetUID() == obj.GetUID() || (top != nil && string(owner.GetUID()) == top.UID) {
+			return WalkResult{Hops: hop, Reason: ReasonCycle, MissKind: gk.String()}
+		}
+		top = &Owner{GroupKind: gk, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: string(owner.GetUID()), Generic: true, APIVersion: ref.APIVersion}
 		cur = owner
 	}
+}
+
+// unreadOwner is the generic root a controller reference names, unread.
+func unreadOwner(ref *metav1.OwnerReference, namespace string) *Owner {
+	return &Owner{GroupKind: RefGroupKind(ref), Namespace: namespace, Name: ref.Name, UID: string(ref.UID), Generic: true, Unread: true, APIVersion: ref.APIVersion}
+}
+
+// IsGenericRoot reports whether obj is a generic root: an object of a
+// registered kind that is neither tracked nor referenced, whose walk (walk,
+// from TrackedOwner) ends above it with no owner for a reason that decides
+// (not a kind still syncing, a missing owner, or an error): a Pod nothing
+// controls, say, or a ReplicaSet whose controller is of a referenced kind.
+func (w Walker) IsGenericRoot(obj client.Object, walk WalkResult) bool {
+	if walk.Owner != nil {
+		return false
+	}
+	gk := obj.GetObjectKind().GroupVersionKind().GroupKind()
+	if e, ok := w.Registry.Lookup(gk); !ok || e.Tracked() {
+		return false
+	}
+	return endsChain(walk.Reason)
+}
+
+// endsChain reports whether a walk that stopped for reason makes the object
+// it stopped at the top of its chain: nothing controls it, or its controller
+// is of a kind the controller cannot read or a disabled adapter's. An owner
+// not found or re-created (the garbage collector is about to act), a kind not
+// synced yet, a cycle, the depth cap or an error decide nothing.
+func endsChain(reason string) bool {
+	switch reason {
+	case ReasonRoot, ReasonForbidden, ReasonNoMatch, ReasonUntrackedKind:
+		return true
+	}
+	return false
 }
 
 // chain returns the UIDs of obj and of every object on its controller chain,
@@ -167,6 +247,9 @@ func (w Walker) Root(ctx context.Context, obj client.Object) *Owner {
 		}
 		seen[res.Owner.UID] = true
 		root = res.Owner
+		if root.Generic {
+			return root // the top of its chain
+		}
 		entry, _ := w.Registry.Lookup(root.GroupKind)
 		next, err := GetMetadata(ctx, w.Store, entry, root.Namespace, root.Name)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"github.com/stretchr/testify/require"
@@ -65,17 +66,78 @@ func TestUntrackedRootCostsNoRead(t *testing.T) {
 	require.Zero(t, reader.Gets+reader.Lists, "a workload with no controller owner costs no read")
 }
 
-func TestOwnerOfUnknownKindIsUntracked(t *testing.T) {
+// TestOwnerOfUnknownKindIsAGenericRootAsItsReferenceNamesIt: a controller
+// owner of a kind no adapter declares, which the controller cannot read, is
+// the root as the child's reference names it (kind, name, UID), without a
+// read; the kind is noted so that the watches may start reading it.
+func TestOwnerOfUnknownKindIsAGenericRootAsItsReferenceNamesIt(t *testing.T) {
 	var w coretest.World
-	foreign := w.Add(schema.GroupVersionKind{Group: "unknown.io", Version: "v1", Kind: "Thing"}, "thing", nil)
+	thing := schema.GroupVersionKind{Group: "unknown.io", Version: "v1", Kind: "Thing"}
+	foreign := w.Add(thing, "thing", nil)
 	sts := w.Add(coretest.StsGVK, "db", foreign)
 	w.Objs = w.Objs[1:] // the foreign owner is not readable at all
 	reg := coretest.TestRegistry(t)
+	noted := 0
+	reg.SetUnknownOwnerHook(func() { noted++ })
 	reader, store := w.Store(t, reg, nil)
-	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), sts)
-	require.Nil(t, res.Owner)
+	walker := graph.Walker{Registry: reg, Store: store}
+	res := walker.TrackedOwner(context.Background(), sts)
+	require.NotNil(t, res.Owner)
+	require.Equal(t, graph.Owner{GroupKind: thing.GroupKind(), Namespace: "ns", Name: "thing", UID: string(foreign.GetUID()),
+		Generic: true, Unread: true, APIVersion: "unknown.io/v1"}, *res.Owner)
 	require.Equal(t, graph.ReasonUntrackedKind, res.Reason)
 	require.Zero(t, reader.Gets, "an owner of a kind nobody declared is not read")
+	walker.TrackedOwner(context.Background(), sts)
+	require.Equal(t, 1, noted, "the kind is noted once")
+	require.Equal(t, []schema.GroupVersionKind{thing}, reg.TakeUnknownOwners())
+	require.Empty(t, reg.TakeUnknownOwners())
+}
+
+// TestGenericKindIsWalkedThroughToTheTopmostOwner: once the controller reads
+// a kind no adapter declares, the walk passes through it (UID-checked) and
+// the topmost controller owner is the generic root; a tracked kind above it
+// still wins.
+func TestGenericKindIsWalkedThroughToTheTopmostOwner(t *testing.T) {
+	var w coretest.World
+	thing := schema.GroupVersionKind{Group: "unknown.io", Version: "v1", Kind: "Thing"}
+	top := w.Add(thing, "group", nil)
+	mid := w.Add(thing, "role", top)
+	pod := w.Add(coretest.PodGVK, "worker-0", mid)
+	reg := coretest.TestRegistry(t)
+	require.NoError(t, reg.AddGenericKind(coretest.Kind("unknown.io", "Thing", "things", "v1", adapter.RoleWalkOnly)))
+	_, store := w.Store(t, reg, nil)
+	walker := graph.Walker{Registry: reg, Store: store}
+	res := walker.TrackedOwner(context.Background(), pod)
+	require.NotNil(t, res.Owner)
+	require.True(t, res.Owner.Generic)
+	require.False(t, res.Owner.Unread)
+	require.Equal(t, "group", res.Owner.Name)
+	require.Equal(t, string(top.GetUID()), res.Owner.UID)
+	require.True(t, walker.IsGenericRoot(top, walker.TrackedOwner(context.Background(), top)))
+	require.False(t, walker.IsGenericRoot(mid, walker.TrackedOwner(context.Background(), mid)))
+
+	d, err := graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), top)
+	require.NoError(t, err)
+	require.Len(t, d.Pods, 1, "the closure from the generic root reaches the pod through the generic kind")
+	require.Empty(t, d.Owned(), "generic intermediates are not listed")
+}
+
+// TestBarePodIsItsOwnGenericRoot: a pod nothing controls is a root; a pod
+// whose controller is gone (the garbage collector is about to act) is not.
+func TestBarePodIsItsOwnGenericRoot(t *testing.T) {
+	var w coretest.World
+	bare := w.Add(coretest.PodGVK, "notebook", nil)
+	rs := w.Add(coretest.RsGVK, "gone", nil)
+	orphan := w.Add(coretest.PodGVK, "orphan", rs)
+	w.Objs = []client.Object{bare, orphan}
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	walker := graph.Walker{Registry: reg, Store: store}
+	require.True(t, walker.IsGenericRoot(bare, walker.TrackedOwner(context.Background(), bare)))
+	res := walker.TrackedOwner(context.Background(), orphan)
+	require.Nil(t, res.Owner)
+	require.Equal(t, graph.ReasonNotFound, res.Reason)
+	require.False(t, walker.IsGenericRoot(orphan, res))
 }
 
 func TestWalkFailuresMidWalkReportAsRoot(t *testing.T) {
