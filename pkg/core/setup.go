@@ -130,6 +130,9 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 
 		WatchProgressDeadline: opts.WatchProgressDeadline,
 	}
+	// A controller owner of a kind no adapter declares is resolved (and
+	// read, where permitted) by the next discovery pass.
+	opts.Registry.SetUnknownOwnerHook(sup.Rediscover)
 	settings := reconcile.NewSettings(opts.MaxDocumentBytes)
 	namespaces := watch.NewNamespaceSet()
 	refs := reconcile.NewReferenceIndex()

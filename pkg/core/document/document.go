@@ -44,6 +44,15 @@ type Subject struct {
 	Name string
 	// UID is the workload's metadata.uid.
 	UID string
+	// Generic marks a generic root: a kind no adapter tracks (the topmost
+	// controller owner of its chain, or a Pod nothing controls), read by the
+	// generic scraper. A profile or adapter for the kind would make its
+	// document precise.
+	Generic bool `json:",omitempty"`
+	// Unread marks a generic root the controller could not read (its kind
+	// not served or not permitted): it is the owner as its children's
+	// controller references name it, and its spec is unread.
+	Unread bool `json:",omitempty"`
 }
 
 // Tool identifies the program that writes the document.
@@ -205,6 +214,8 @@ const (
 	propModelQuantFrom    = "aibom.model.quantization.source"
 	propEvidenceMore      = "aibom.evidence."
 	propMatch             = "aibom.match"
+	propRootGeneric       = "aibom.root.generic"
+	propRootRead          = "aibom.root.read"
 	propAccelerator       = "aibom.accelerator."
 )
 
@@ -391,6 +402,13 @@ func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) (
 		{Name: propWorkload + "name", Value: sub.Name},
 		{Name: propWorkload + "uid", Value: sub.UID},
 	}
+	if sub.Generic {
+		read := "true"
+		if sub.Unread {
+			read = "false"
+		}
+		subjectProps = append(subjectProps, cdx.Property{Name: propRootGeneric, Value: "true"}, cdx.Property{Name: propRootRead, Value: read})
+	}
 	kind := sub.Kind
 	if sub.Group != "" {
 		kind += "." + sub.Group
@@ -472,6 +490,15 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 	}
 	// Why the workload is reported: the first AI signal of its findings.
 	if reason, ok := in.Findings.Match(); ok {
+		if in.Subject.Generic {
+			// Reported as a generic root: say so, and by which kind, so
+			// that a reader knows a profile would make it precise.
+			kind := in.Subject.Kind
+			if in.Subject.Group != "" {
+				kind += "." + in.Subject.Group
+			}
+			reason = "generic-root(" + kind + "): " + reason
+		}
 		props = append(props, cdx.Property{Name: propMatch, Value: reason})
 	} else {
 		props = append(props, cdx.Property{Name: propMatch, Value: "none"})

@@ -57,8 +57,11 @@ func GenericEntry(gvk schema.GroupVersionKind, resource string) Entry {
 // watches can start reading them (lazily: only kinds that actually control
 // something in an opted-in namespace).
 type unknownOwners struct {
-	mu      sync.Mutex
-	seen    map[schema.GroupKind]string
+	mu   sync.Mutex
+	seen map[schema.GroupKind]string
+	// clusterScoped holds the owner kinds found cluster-scoped: the walk
+	// ends below their objects.
+	clusterScoped map[schema.GroupKind]bool
 	notify  func()
 	pending []schema.GroupVersionKind
 }
@@ -143,4 +146,37 @@ func (u *unknownOwners) forget(gks []schema.GroupKind) {
 	for _, gk := range gks {
 		delete(u.seen, gk)
 	}
+}
+
+// ForgetUnknownOwner forgets that a kind was noted, so that meeting it again
+// notes it anew (its resolution failed and is tried again).
+func (r *Registry) ForgetUnknownOwner(gk schema.GroupKind) {
+	r.unknown.forget([]schema.GroupKind{gk})
+}
+
+// MarkClusterScopedOwner records that a controller owner kind no adapter
+// declares is cluster-scoped: the walk ends below its objects (a Node owns
+// its mirror pods; a cluster-scoped owner groups nothing of one namespace).
+func (r *Registry) MarkClusterScopedOwner(gk schema.GroupKind) {
+	r.unknown.mu.Lock()
+	defer r.unknown.mu.Unlock()
+	if r.unknown.clusterScoped == nil {
+		r.unknown.clusterScoped = map[schema.GroupKind]bool{}
+	}
+	r.unknown.clusterScoped[gk] = true
+}
+
+// clusterScopedCore are the cluster-scoped core kinds known to own
+// namespaced objects (a Node its mirror pods).
+var clusterScopedCore = map[schema.GroupKind]bool{{Kind: "Node"}: true, {Kind: "Namespace"}: true, {Kind: "PersistentVolume"}: true}
+
+// ClusterScopedOwner reports whether a kind no adapter declares is known to
+// be cluster-scoped.
+func (r *Registry) ClusterScopedOwner(gk schema.GroupKind) bool {
+	if clusterScopedCore[gk] {
+		return true
+	}
+	r.unknown.mu.Lock()
+	defer r.unknown.mu.Unlock()
+	return r.unknown.clusterScoped[gk]
 }

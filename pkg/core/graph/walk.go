@@ -129,10 +129,10 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		if !ok {
 			gv, err := schema.ParseGroupVersion(ref.APIVersion)
 			_, referenced := w.Registry.Referenced(gk)
-			if err != nil || gv.Version == "" || referenced || w.Registry.Disabled(gk) {
+			if err != nil || gv.Version == "" || referenced || w.Registry.Disabled(gk) || w.Registry.ClusterScopedOwner(gk) {
 				// A malformed reference, a kind that is only ever looked up
-				// by name (never an owner), or a disabled adapter's kind:
-				// the chain ends below it.
+				// by name (never an owner), a disabled adapter's kind, or a
+				// cluster-scoped owner: the chain ends below it.
 				return stop(WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String()})
 			}
 			// A kind no adapter declares: the root as its reference names

@@ -202,7 +202,16 @@ func (m EventMapper) enqueue(e graph.Entry, obj client.Object, withDescendants b
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
 		if gk := graph.RefGroupKind(ref); m.Registry.Registered(gk) {
 			q.Add(Request{Op: OpRootOf, GroupKind: gk, Namespace: ns, Name: ref.Name, UID: ref.UID})
+		} else if req, ok := m.unreadOwnerRequest(ref, ns); ok {
+			q.Add(req)
+		} else if !e.Tracked() {
+			// Its controller is never an owner the walk passes (a Node
+			// owning a mirror pod): a generic root candidate.
+			q.Add(genericRequest(e, obj))
 		}
+	} else if !e.Tracked() {
+		// Nothing controls it: a generic root candidate (a bare pod).
+		q.Add(genericRequest(e, obj))
 	}
 	if withDescendants {
 		q.Add(Request{Op: OpDescendants, GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName(), UID: obj.GetUID()})
@@ -272,14 +281,20 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 	var next *Request
 	walk := graph.Walker{Registry: m.Registry, Store: m.Store}.TrackedOwner(ctx, obj)
 	switch {
-	case walk.Owner != nil:
+	case walk.Owner != nil && !walk.Owner.Generic:
 		next = &Request{Op: OpRootOf, GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)}
-	case walk.Reason == graph.ReasonNotSynced:
+	case walk.Reason == graph.ReasonNotSynced && walk.Owner == nil:
 		// Undecided: the owner kind's sync replays its objects, and with
 		// them this level.
 		return
+	case walk.Owner != nil:
+		// The top of the chain: the generic root is reconciled.
+		next = &Request{GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)}
 	case entry.Tracked():
 		next = &Request{GroupKind: entry.GroupKind(), Namespace: req.Namespace, Name: req.Name}
+	case graph.Walker{Registry: m.Registry, Store: m.Store}.IsGenericRoot(obj, walk):
+		r := genericRequest(entry, obj)
+		next = &r
 	}
 	if cacheable(walk) {
 		m.Roots.remember(req.Namespace, req.UID, epoch, next)
@@ -401,6 +416,7 @@ func (m EventMapper) enqueueNamespace(ctx context.Context, ns string, q adder) {
 			q.Add(Request{GroupKind: e.GroupKind(), Namespace: ns, Name: obj.GetName()})
 		}
 	}
+	m.enqueueGenericCandidates(ctx, ns, q)
 	aiboms := &v1alpha1.AIBOMList{}
 	if err := m.Reader.List(ctx, aiboms, client.InNamespace(ns)); err != nil {
 		log.FromContext(ctx).Error(err, "listing AIBOMs of a namespace whose opt-in changed", "namespace", ns)
@@ -466,8 +482,82 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 }
 
 func (m EventMapper) enqueueSubject(a *v1alpha1.AIBOM, q adder) {
-	if gk, ok := subjectGroupKind(a); ok && (m.Registry.IsTracked(gk) || m.Registry.Disabled(gk)) {
-		q.Add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
+	if req, ok := m.subjectRequest(a); ok {
+		q.Add(req)
+	}
+}
+
+// subjectRequest is the reconcile of an AIBOM's subject: a tracked workload
+// (or one of a disabled adapter), or a generic root (by name and UID: its
+// kind may be unreadable).
+func (m EventMapper) subjectRequest(a *v1alpha1.AIBOM) (Request, bool) {
+	gk, ok := subjectGroupKind(a)
+	switch {
+	case !ok:
+		return Request{}, false
+	case m.Registry.IsTracked(gk) || m.Registry.Disabled(gk):
+		return Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name}, true
+	}
+	if _, referenced := m.Registry.Referenced(gk); referenced || a.Labels[ManagedByLabel] != ManagedBy || a.Spec.Subject.Name == "" {
+		return Request{}, false
+	}
+	return Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name, UID: types.UID(a.Spec.Subject.UID)}, true
+}
+
+// genericRequest is the reconcile of an object of a kind no adapter tracks
+// as a generic root candidate.
+func genericRequest(e graph.Entry, obj client.Object) Request {
+	return Request{GroupKind: e.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+}
+
+// unreadOwnerRequest is the reconcile of the generic root a controller
+// reference names when its kind is not registered: the owner as the
+// reference names it. The kind is noted, so that the watches may start
+// reading it. False for a malformed reference or a kind that is never an
+// owner (referenced, or a disabled adapter's).
+func (m EventMapper) unreadOwnerRequest(ref *metav1.OwnerReference, ns string) (Request, bool) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	gk := graph.RefGroupKind(ref)
+	if err != nil || gv.Version == "" || ref.Name == "" || ref.UID == "" || m.Registry.Disabled(gk) || m.Registry.ClusterScopedOwner(gk) {
+		return Request{}, false
+	}
+	if _, referenced := m.Registry.Referenced(gk); referenced {
+		return Request{}, false
+	}
+	m.Registry.NoteUnknownOwner(gv.WithKind(ref.Kind))
+	return Request{GroupKind: gk, Namespace: ns, Name: ref.Name, UID: ref.UID}, true
+}
+
+// enqueueGenericCandidates enqueues the generic root candidates of a
+// namespace ("" for all) from the caches: every object of a kind no adapter
+// tracks that nothing controls (bare pods), and the owner every controller
+// reference to a kind not registered names. Used when a namespace opts in and
+// by the periodic re-verification.
+func (m EventMapper) enqueueGenericCandidates(ctx context.Context, ns string, q adder) {
+	for _, e := range m.Registry.Entries() {
+		if e.Tracked() {
+			continue
+		}
+		objs, err := m.Store.InNamespace(ctx, e, ns)
+		if err != nil {
+			continue
+		}
+		for _, obj := range objs {
+			if !m.optedIn(obj.GetNamespace()) {
+				continue
+			}
+			ref := metav1.GetControllerOfNoCopy(obj)
+			switch {
+			case ref == nil:
+				q.Add(genericRequest(e, obj))
+			case !m.Registry.Registered(graph.RefGroupKind(ref)):
+				if req, ok := m.unreadOwnerRequest(ref, obj.GetNamespace()); ok {
+					q.Add(req)
+				} else {
+					q.Add(genericRequest(e, obj))
+				}
+			}
+		}
 	}
 }
 

@@ -183,8 +183,13 @@ func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (stri
 		// without it, the kind has no AIBOMs.
 		return OutcomeAdapterDisabled, r.deleteAIBOM(ctx, client.ObjectKey{Namespace: req.Namespace, Name: AIBOMName(req.GroupKind, req.Name)}, "adapter disabled")
 	}
+	if _, referenced := r.Registry.Referenced(req.GroupKind); referenced {
+		return OutcomeError, ctrlreconcile.TerminalError(fmt.Errorf("kind %s is a referenced kind, never a root", req.GroupKind))
+	}
 	if !ok || !entry.Tracked() {
-		return OutcomeError, ctrlreconcile.TerminalError(fmt.Errorf("kind %s is not a tracked kind", req.GroupKind))
+		// A kind no adapter tracks: a generic root, if it is the top of
+		// its chain.
+		return r.reconcileGeneric(ctx, req, entry, ok)
 	}
 	aibomKey := client.ObjectKey{Namespace: req.Namespace, Name: AIBOMName(req.GroupKind, req.Name)}
 
@@ -255,6 +260,11 @@ func (r *Reconciler) report(ctx context.Context, entry graph.Entry, obj *unstruc
 
 	// The fast path compares the inputs' hash before any document is built.
 	inputs := GatherInputs(ctx, entry, obj, desc, r.Tool, r.maxDocumentBytes())
+	if generic, unread := genericRootOf(ctx); generic {
+		inputs.Subject.Generic, inputs.Subject.Unread = true, unread
+		inputs.Hash = inputs.hash()
+	}
+	r.fillFromBelow(ctx, &inputs, desc)
 	r.References.Set(Request{GroupKind: entry.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}, inputs.Referenced)
 	if !r.ReportAll && inputs.Unmatched() {
 		// No AI signal: no AIBOM. An existing one (the workload changed, or

@@ -79,11 +79,13 @@ func (r *Reconciler) Resync(ctx context.Context, ratePerSecond float64) int {
 			log.FromContext(ctx).Error(err, "re-verification: listing AIBOMs")
 		}
 		for i := range aiboms.Items {
-			a := &aiboms.Items[i]
-			if gk, ok := subjectGroupKind(a); ok && (r.Registry.IsTracked(gk) || r.Registry.Disabled(gk)) {
-				add(Request{GroupKind: gk, Namespace: a.Namespace, Name: a.Spec.Subject.Name})
+			if req, ok := r.Mapper.subjectRequest(&aiboms.Items[i]); ok {
+				add(req)
 			}
 		}
+	}
+	if r.Mapper != nil {
+		r.Mapper.enqueueGenericCandidates(ctx, metav1.NamespaceAll, adderFunc(add))
 	}
 	limiter := rate.NewLimiter(rate.Limit(ratePerSecond), max(1, int(ratePerSecond/10)))
 	n := 0
@@ -134,3 +136,8 @@ func (l ResyncLoop) Start(ctx context.Context) error {
 		}
 	}
 }
+
+// adderFunc adapts a function to the queue's Add.
+type adderFunc func(Request)
+
+func (f adderFunc) Add(r Request) { f(r) }

@@ -37,7 +37,12 @@ var watchFallback = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "1 while a walk-only kind the controller may get and list but not watch is read live (one metadata list per kind per root reconcile) instead of through an informer.",
 }, []string{"kind"})
 
-func init() { metrics.Registry.MustRegister(watchFallback) }
+var genericUnreadable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "aibom_generic_owner_kind_unreadable",
+	Help: "1 for a controller owner kind no adapter declares that the controller may not list and watch: its objects are generic roots as their children's references name them, their specs unread.",
+}, []string{"kind"})
+
+func init() { metrics.Registry.MustRegister(watchFallback, genericUnreadable) }
 
 // FallbackKinds returns the kinds currently served by live reads.
 func (s *Supervisor) FallbackKinds() []schema.GroupKind {
@@ -62,19 +67,7 @@ func (s *Supervisor) needsFallback(ctx context.Context, e graph.Entry) (bool, er
 	if s.authz == nil || !fallbackCandidate(e) {
 		return false, nil
 	}
-	allowed := func(verb string) (bool, error) {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		review, err := s.authz.SelfSubjectAccessReviews().Create(rctx, &authorizationv1.SelfSubjectAccessReview{
-			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Verb: verb, Group: e.Group, Version: e.Version, Resource: e.Resource,
-			}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return false, fmt.Errorf("review %s on %s: %w", verb, e.Kind.String(), err)
-		}
-		return review.Status.Allowed, nil
-	}
+	allowed := func(verb string) (bool, error) { return s.allowed(ctx, e, verb) }
 	watch, err := allowed("watch")
 	if err != nil || watch {
 		return false, err
@@ -90,6 +83,22 @@ func (s *Supervisor) needsFallback(ctx context.Context, e graph.Entry) (bool, er
 		}
 	}
 	return true, nil
+}
+
+// allowed asks the API server whether the controller may use verb on a
+// kind's resource cluster-wide (SelfSubjectAccessReview).
+func (s *Supervisor) allowed(ctx context.Context, e graph.Entry, verb string) (bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	review, err := s.authz.SelfSubjectAccessReviews().Create(rctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: verb, Group: e.Group, Version: e.Version, Resource: e.Resource,
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("review %s on %s: %w", verb, e.Kind.String(), err)
+	}
+	return review.Status.Allowed, nil
 }
 
 // startFallback serves a kind by live reads.

@@ -378,6 +378,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 		s.Log.Info("kind no longer registered by any adapter; its watch stops and its AIBOMs are kept", "kind", gk.String())
 		s.stop(gk)
 	}
+	s.resolveUnknownOwners(ctx)
 	served := &graph.ServedVersions{Discovery: s.discovery}
 	failed := false
 	defer func() { s.discoveryFailed.Store(failed) }()

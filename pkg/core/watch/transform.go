@@ -37,7 +37,7 @@ func TransformFor(e graph.Entry) toolscache.TransformFunc {
 	switch {
 	case e.GroupKind() == graph.PodGroupKind:
 		return TransformPod
-	case e.Tracked(), e.Role == adapter.RoleReferenced:
+	case e.Tracked(), e.Role == adapter.RoleReferenced, e.Generic():
 		return TransformTracked
 	default:
 		return graph.TransformMetadata
@@ -78,6 +78,95 @@ func TransformPod(in any) (any, error) {
 	}
 	u.Object = out
 	return u, nil
+}
+
+// TransformPodFor is TransformPod that also keeps, for a pod that may be read
+// as part of a generic root (nothing controls it, or its controller is of a
+// kind no adapter declares), what the generic scraper reads of its spec:
+// each container's name, image, command, args, env (name and value) and
+// resources, and the volumes they mount. A pod controlled by a kind an adapter
+// declares (a ReplicaSet's, a StatefulSet's, a Job's) is read through its
+// workload's template, so its spec is dropped as before.
+func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		u, ok := in.(*unstructured.Unstructured)
+		var spec map[string]any
+		if ok && u != nil && u.Object != nil && podMayBeGeneric(reg, u) {
+			if sp, ok := u.Object["spec"].(map[string]any); ok {
+				spec = podSpecSubset(sp)
+			}
+		}
+		out, err := TransformPod(in)
+		if spec != nil && err == nil {
+			if o, ok := out.(*unstructured.Unstructured); ok && o.Object != nil {
+				o.Object["spec"] = spec
+			}
+		}
+		return out, err
+	}
+}
+
+// podMayBeGeneric reports whether a pod's spec may be scraped as a generic
+// root's: no controller, or a controller of a kind no adapter declares.
+func podMayBeGeneric(reg *graph.Registry, u *unstructured.Unstructured) bool {
+	refs, _, _ := unstructured.NestedSlice(u.Object, "metadata", "ownerReferences")
+	for _, r := range refs {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		if c, _ := m["controller"].(bool); !c {
+			continue
+		}
+		apiVersion, _ := m["apiVersion"].(string)
+		kind, _ := m["kind"].(string)
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return false
+		}
+		e, ok := reg.Lookup(gv.WithKind(kind).GroupKind())
+		return !ok || e.Generic()
+	}
+	return true
+}
+
+// podContainerKeys is what the generic scraper reads of a pod's container.
+var podContainerKeys = []string{"name", "image", "command", "args", "env", "resources", "volumeMounts"}
+
+// podSpecSubset keeps the containers, init containers and volumes of a pod
+// spec, each container cut to podContainerKeys and each env entry to its name
+// and literal value.
+func podSpecSubset(spec map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, field := range []string{"initContainers", "containers"} {
+		list, ok := spec[field].([]any)
+		if !ok {
+			continue
+		}
+		kept := make([]any, 0, len(list))
+		for _, c := range list {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			k := keepKeys(m, podContainerKeys)
+			if env, ok := k["env"].([]any); ok {
+				slim := make([]any, 0, len(env))
+				for _, e := range env {
+					if em, ok := e.(map[string]any); ok {
+						slim = append(slim, keepKeys(em, []string{"name", "value"}))
+					}
+				}
+				k["env"] = slim
+			}
+			kept = append(kept, k)
+		}
+		out[field] = kept
+	}
+	if v, ok := spec["volumes"].([]any); ok {
+		out["volumes"] = v
+	}
+	return out
 }
 
 // podMetadataKeys is the metadata of a Pod the core reads.
@@ -126,6 +215,9 @@ func TransformTracked(in any) (any, error) {
 // the cache can return has its controller's kind recorded.
 func (s *Supervisor) transform(e graph.Entry) toolscache.TransformFunc {
 	base := TransformFor(e)
+	if e.GroupKind() == graph.PodGroupKind && s.Registry != nil {
+		base = TransformPodFor(s.Registry)
+	}
 	compacted := compactKind(e)
 	owners := s.ownerKindsOf(e.GroupKind())
 	return func(in any) (any, error) {

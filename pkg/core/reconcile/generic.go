@@ -1,0 +1,292 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/generic"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
+)
+
+// Generic roots (pod-level conservation): every Pod with an AI signal in an
+// opted-in namespace is in exactly one AIBOM, whoever created it. A root is
+// generic when no adapter tracks its kind: the topmost controller owner of a
+// chain that passes through no tracked kind (an operator's custom resource no
+// adapter declares, a ReplicaSet nothing controls), or a Pod nothing controls.
+// Where the controller may not read the owner's kind, the root is the owner
+// as its children's controller reference names it (kind, name, UID): the
+// objects naming the same owner are grouped under one AIBOM without a read.
+
+// Outcomes of a generic root's reconcile.
+const (
+	// OutcomeNotRoot: an object of a kind no adapter tracks that is not the
+	// top of its chain (something controls it): it has no AIBOM.
+	OutcomeNotRoot = "not_root"
+	// OutcomeNothingBelow: a generic root that absorbs no workload and no
+	// pod: not a workload, no AIBOM.
+	OutcomeNothingBelow = "nothing_below"
+)
+
+var genericUnread = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "aibom_generic_owner_unread_total",
+	Help: "Reconciles of a generic root the controller could not read (its kind not served, or not permitted): it is the owner as its children's references name it, its spec unread.",
+}, []string{"kind"})
+
+func init() { metrics.Registry.MustRegister(genericUnread) }
+
+// reconcileGeneric reconciles a generic root candidate named by req: an
+// object of a registered kind no adapter tracks (entry, registered), or one
+// of a kind the controller cannot read, known by the reference naming it
+// (req.UID).
+func (r *Reconciler) reconcileGeneric(ctx context.Context, req Request, entry graph.Entry, registered bool) (string, error) {
+	aibomKey := client.ObjectKey{Namespace: req.Namespace, Name: AIBOMName(req.GroupKind, req.Name)}
+	optedIn, err := r.namespaceOptedIn(ctx, req.Namespace)
+	if err != nil {
+		return OutcomeError, err
+	}
+	if !optedIn {
+		return OutcomeNotOptedIn, r.deleteAIBOM(ctx, aibomKey, "namespace not opted in")
+	}
+	var root client.Object
+	unread := !registered
+	if registered {
+		obj, err := r.Store.Get(ctx, entry, req.Namespace, req.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			r.forgetReach(req)
+			return OutcomeDeleted, r.deleteAIBOM(ctx, aibomKey, "generic root deleted")
+		case errors.Is(err, graph.ErrKindNotSynced):
+			return OutcomeOwnerNotSynced, nil
+		case err != nil && entry.Generic() && errors.Is(err, graph.ErrKindNotReady):
+			unread = true // not served, or not permitted: as the references name it
+		case errors.Is(err, graph.ErrKindNotReady):
+			return OutcomeKindUnavailable, nil
+		case err != nil:
+			return OutcomeError, fmt.Errorf("get %s: %w", req, err)
+		default:
+			setGVK(obj, entry)
+			root = obj
+		}
+	}
+	if !unread {
+		walk := r.Walker().TrackedOwner(ctx, root)
+		if walk.Reason == graph.ReasonNotSynced {
+			return OutcomeOwnerNotSynced, nil
+		}
+		if !r.Walker().IsGenericRoot(root, walk) {
+			r.forgetReach(req)
+			if walk.Owner != nil {
+				return OutcomeRolledUp, r.deleteAIBOM(ctx, aibomKey, "rolled up into "+walk.Owner.GroupKind.Kind+"/"+walk.Owner.Name)
+			}
+			return OutcomeNotRoot, r.deleteAIBOM(ctx, aibomKey, "no longer the top of its ownership chain")
+		}
+		r.countMiss(ctx, walk)
+	} else {
+		if req.UID == "" {
+			return OutcomeError, ctrlreconcile.TerminalError(fmt.Errorf("generic root %s: kind %s cannot be read and the request names no UID", req, req.GroupKind))
+		}
+		root = r.unreadRoot(req, entry, registered)
+		genericUnread.WithLabelValues(req.GroupKind.String()).Inc()
+	}
+	desc, err := r.Closure().Descendants(ctx, root)
+	if err != nil {
+		return OutcomeError, err
+	}
+	self, _ := root.(*unstructured.Unstructured)
+	if req.GroupKind == graph.PodGroupKind && self != nil {
+		// A bare pod's own status gives its running digests.
+		desc.Pods = append([]*unstructured.Unstructured{self}, desc.Pods...)
+	}
+	if len(desc.Tracked) == 0 && len(desc.Pods) == 0 {
+		// Absorbs nothing: not a workload (or, unread, its children are
+		// gone).
+		r.forgetReach(req)
+		return OutcomeNothingBelow, r.deleteAIBOM(ctx, aibomKey, "generic root absorbs no workload and no pod")
+	}
+	r.countClosureMisses(ctx, desc)
+	if r.Mapper != nil {
+		r.Mapper.Roots.rememberReach(req, desc.Live)
+	}
+	if self == nil {
+		self = stubUnstructured(root)
+	}
+	rentry := graph.GenericEntry(self.GroupVersionKind(), entry.Resource)
+	return r.report(withGenericRoot(r.withResolver(ctx, req.Namespace), unread), rentry, self, desc, aibomKey)
+}
+
+// unreadRoot is the object standing for a generic root known only from its
+// children's references.
+func (r *Reconciler) unreadRoot(req Request, entry graph.Entry, registered bool) client.Object {
+	version := entry.Version
+	if !registered {
+		version, _ = r.Registry.UnknownOwnerVersion(req.GroupKind)
+	}
+	if version == "" {
+		version = "v1"
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(req.GroupKind.WithVersion(version))
+	m.SetNamespace(req.Namespace)
+	m.SetName(req.Name)
+	m.SetUID(types.UID(req.UID))
+	return m
+}
+
+// stubUnstructured is the unstructured form of an object read as metadata
+// only (the scrape sees its identity, and no spec).
+func stubUnstructured(o client.Object) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+	u.SetNamespace(o.GetNamespace())
+	u.SetName(o.GetName())
+	u.SetUID(o.GetUID())
+	if ann := o.GetAnnotations(); len(ann) > 0 {
+		u.SetAnnotations(ann)
+	}
+	return u
+}
+
+type genericRootKey struct{}
+
+// withGenericRoot marks a reconcile as a generic root's (unread: known only
+// from references).
+func withGenericRoot(ctx context.Context, unread bool) context.Context {
+	return context.WithValue(ctx, genericRootKey{}, &unread)
+}
+
+// genericRootOf reports whether ctx is a generic root's reconcile, and
+// whether that root is unread.
+func genericRootOf(ctx context.Context) (generic, unread bool) {
+	v, ok := ctx.Value(genericRootKey{}).(*bool)
+	if !ok {
+		return false, false
+	}
+	return true, *v
+}
+
+// fillFromBelow completes the inputs of a root whose own findings carry no
+// AI signal with what it absorbed (the whole roll-up's signal): the findings
+// of each absorbed workload, scraped by its adapter, and of the pods the
+// closure attributes that may be read as a generic root's (their spec is
+// cached), one pod per distinct set of containers. Each finding's locator is
+// prefixed with the object it was read from ("Deployment/vllm:spec..."). A
+// child with a signal is then never hidden under an owner that has none.
+func (r *Reconciler) fillFromBelow(ctx context.Context, in *Inputs, desc graph.Descendants) {
+	if in.ScrapeErr != nil {
+		return
+	}
+	if _, ok := in.Findings.Match(); ok {
+		return
+	}
+	var extra adapter.Findings
+	for _, t := range desc.Tracked {
+		gk := t.GetObjectKind().GroupVersionKind().GroupKind()
+		e, ok := r.Registry.Lookup(gk)
+		if !ok || !e.Tracked() {
+			continue
+		}
+		obj, err := r.Store.Get(ctx, e, t.GetNamespace(), t.GetName())
+		u, isU := obj.(*unstructured.Unstructured)
+		if err != nil || !isU {
+			continue
+		}
+		f, err := scrapeSafely(ctx, e.Adapter, u)
+		if err != nil {
+			continue
+		}
+		sanitize(ctx, e.Adapter.Name(), &f)
+		prefixLocators(&f, gk.Kind+"/"+t.GetName()+":")
+		podtemplate.MergeFindings(&extra, f)
+	}
+	seen := map[string]bool{}
+	for _, p := range desc.Pods {
+		if _, hasSpec := p.Object["spec"]; !hasSpec {
+			continue
+		}
+		sig := podSignature(p)
+		if seen[sig] {
+			continue
+		}
+		seen[sig] = true
+		f, err := generic.Scrape(ctx, p)
+		if err != nil {
+			continue
+		}
+		sanitize(ctx, graph.GenericAdapterName, &f)
+		prefixLocators(&f, "Pod/"+p.GetName()+":")
+		podtemplate.MergeFindings(&extra, f)
+	}
+	if _, ok := extra.Match(); !ok {
+		return
+	}
+	have := map[string]bool{}
+	for _, c := range in.Findings.Containers {
+		have[c.Name+"\x00"+c.Image] = true
+	}
+	containers := extra.Containers[:0:0]
+	for _, c := range extra.Containers {
+		if !have[c.Name+"\x00"+c.Image] {
+			have[c.Name+"\x00"+c.Image] = true
+			containers = append(containers, c)
+		}
+	}
+	extra.Containers = containers
+	podtemplate.MergeFindings(&in.Findings, extra)
+	in.Images, in.Digests = resolveImagesAndDigests(&in.Findings, desc)
+	in.Hash = in.hash()
+}
+
+// podSignature identifies a pod's containers by name and image, so that
+// replicas are read once.
+func podSignature(p *unstructured.Unstructured) string {
+	var sig string
+	for _, field := range []string{"initContainers", "containers"} {
+		list, _, _ := unstructured.NestedSlice(p.Object, "spec", field)
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok {
+				name, _ := m["name"].(string)
+				image, _ := m["image"].(string)
+				sig += field + "\x00" + name + "\x00" + image + "\x00"
+			}
+		}
+	}
+	return sig
+}
+
+// prefixLocators prefixes every evidence locator of f with the object it was
+// read from.
+func prefixLocators(f *adapter.Findings, prefix string) {
+	for i := range f.Containers {
+		f.Containers[i].Evidence.Locator = prefix + f.Containers[i].Evidence.Locator
+	}
+	for i := range f.Runtimes {
+		f.Runtimes[i].Evidence.Locator = prefix + f.Runtimes[i].Evidence.Locator
+	}
+	for i := range f.Models {
+		f.Models[i].Evidence.Locator = prefix + f.Models[i].Evidence.Locator
+	}
+	for i := range f.Data {
+		f.Data[i].Evidence.Locator = prefix + f.Data[i].Evidence.Locator
+	}
+	for i := range f.Frameworks {
+		f.Frameworks[i].Evidence.Locator = prefix + f.Frameworks[i].Evidence.Locator
+	}
+	for i := range f.Accelerators {
+		f.Accelerators[i].Evidence.Locator = prefix + f.Accelerators[i].Evidence.Locator
+	}
+	for i := range f.Redactions {
+		f.Redactions[i].Locator = prefix + f.Redactions[i].Locator
+	}
+}
