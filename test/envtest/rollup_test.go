@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/adapters/apps"
@@ -136,9 +137,11 @@ func TestRecreatedOwnerDoesNotAdoptTheStaleChild(t *testing.T) {
 	waitAIBOM(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"), nil)
 }
 
-// Degradation table: an owner of a kind the controller does not know is an
-// untracked owner: the child is reported as today.
-func TestStatefulSetWithAnUntrackedOwnerIsReported(t *testing.T) {
+// Generic roots: an owner of a kind no adapter declares, which the cluster
+// does not even serve, is the root as the child's controller reference names
+// it. The StatefulSet is absorbed and listed, and the owner's document gets
+// the child's AI signal (the whole roll-up's signal): nothing disappears.
+func TestStatefulSetWithAnUnknownOwnerRollsUpIntoAGenericRoot(t *testing.T) {
 	ns := newNamespace(t, true)
 	env.MustApply(t, ns, `
 apiVersion: apps/v1
@@ -153,8 +156,15 @@ spec:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: main, image: "ollama/ollama:0.3.14"}]}
 `)
-	a := waitAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "db"), nil)
+	databaseGK := schema.GroupKind{Group: "operators.example.com", Kind: "Database"}
+	a := waitAIBOM(t, harness.AIBOMKey(ns, databaseGK, "db"), nil)
 	require.Equal(t, "ollama", a.Status.Summary.Runtime)
+	require.Equal(t, []string{"StatefulSet/db"}, a.Status.Absorbed)
+	require.Equal(t, "0b7c9d6e-1f2a-4b3c-8d9e-0f1a2b3c4d5e", a.Spec.Subject.UID)
+	require.Contains(t, a.Status.Document, `"aibom.root.generic","value":"true"`)
+	require.Contains(t, a.Status.Document, `"aibom.root.read","value":"false"`)
+	require.Contains(t, a.Status.Document, "StatefulSet/db:spec.template.spec.containers[0]")
+	waitNoAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "db"))
 }
 
 // Byte identity: a root with no descendants yields exactly the document it

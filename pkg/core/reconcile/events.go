@@ -531,13 +531,10 @@ func (m EventMapper) unreadOwnerRequest(ref *metav1.OwnerReference, ns string) (
 // enqueueGenericCandidates enqueues the generic root candidates of a
 // namespace ("" for all) from the caches: every object of a kind no adapter
 // tracks that nothing controls (bare pods), and the owner every controller
-// reference to a kind not registered names. Used when a namespace opts in and
+// reference to a kind not registered names (of any object, tracked or not). Used when a namespace opts in and
 // by the periodic re-verification.
 func (m EventMapper) enqueueGenericCandidates(ctx context.Context, ns string, q adder) {
 	for _, e := range m.Registry.Entries() {
-		if e.Tracked() {
-			continue
-		}
 		objs, err := m.Store.InNamespace(ctx, e, ns)
 		if err != nil {
 			continue
@@ -549,11 +546,13 @@ func (m EventMapper) enqueueGenericCandidates(ctx context.Context, ns string, q 
 			ref := metav1.GetControllerOfNoCopy(obj)
 			switch {
 			case ref == nil:
-				q.Add(genericRequest(e, obj))
+				if !e.Tracked() {
+					q.Add(genericRequest(e, obj))
+				}
 			case !m.Registry.Registered(graph.RefGroupKind(ref)):
 				if req, ok := m.unreadOwnerRequest(ref, obj.GetNamespace()); ok {
 					q.Add(req)
-				} else {
+				} else if !e.Tracked() {
 					q.Add(genericRequest(e, obj))
 				}
 			}

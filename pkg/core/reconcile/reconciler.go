@@ -228,7 +228,12 @@ func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (stri
 		return OutcomeOwnerNotSynced, nil
 	}
 	if walk.Owner != nil {
-		log.FromContext(ctx).V(1).Info("rolled up into tracked owner", "owner", walk.Owner.GroupKind.String()+"/"+walk.Owner.Name, "hops", walk.Hops)
+		if walk.Owner.Generic && r.Queue != nil {
+			// Its generic root may have no event of its own (unread, or
+			// read live): it is reconciled with what it absorbs.
+			r.Queue.Add(Request{GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)})
+		}
+		log.FromContext(ctx).V(1).Info("rolled up into owner", "generic", walk.Owner.Generic, "owner", walk.Owner.GroupKind.String()+"/"+walk.Owner.Name, "hops", walk.Hops)
 		r.forgetReach(req)
 		return OutcomeRolledUp, r.deleteAIBOM(ctx, aibomKey, "rolled up into "+walk.Owner.GroupKind.Kind+"/"+walk.Owner.Name)
 	}
