@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 const ollamaImage = "ollama/ollama:0.3.14"
@@ -150,12 +154,19 @@ func TestTenantPodsImitatingAWorkloadAreNeverAttributed(t *testing.T) {
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
 	require.Empty(t, a.Status.Absorbed)
 
-	// Neither tenant pod makes an AIBOM of its own (a Pod is walk-only).
+	// The orphan (nothing controls it) is a bare pod: its own root, never
+	// the workload's. The forged one names a ReplicaSet by a UID that is not
+	// the ReplicaSet's: a broken reference, in no AIBOM at all.
+	orphanKey := client.ObjectKey{Namespace: ns, Name: reconcile.AIBOMName(schema.GroupKind{Kind: "Pod"}, "llm-5c7b9-orphan")}
+	require.Eventually(t, func() bool {
+		b := &v1alpha1.AIBOM{}
+		return env.Client.Get(t.Context(), orphanKey, b) == nil && strings.Contains(b.Status.Document, orphan) && !strings.Contains(b.Status.Document, forged)
+	}, 30*time.Second, 100*time.Millisecond, "the orphan pod reports itself")
 	list := &v1alpha1.AIBOMList{}
 	require.NoError(t, env.Client.List(t.Context(), list))
 	for _, item := range list.Items {
 		if item.Namespace == ns {
-			require.Equal(t, "llm", item.Spec.Subject.Name)
+			require.Contains(t, []string{"llm", "llm-5c7b9-orphan"}, item.Spec.Subject.Name)
 		}
 	}
 }
