@@ -63,8 +63,9 @@ func TestMissingFile(t *testing.T) {
 }
 
 func TestUnknownKindsAreKeptAndNoted(t *testing.T) {
-	// A Deployment controlled by a kind no adapter knows stays a root; the
-	// owner is kept (not an error) and counted in a note.
+	// A Deployment controlled by a kind no adapter knows is absorbed by that
+	// owner, a generic root; the owner is kept (not an error) and counted in
+	// a note.
 	f := writeFile(t, "unknown.yaml", `apiVersion: example.com/v1
 kind: ModelServer
 metadata: {name: ms}
@@ -80,8 +81,9 @@ metadata: {name: cfg}
 `+strings.Replace(deployment, "  name: web\n", "  name: web\n  ownerReferences: [{apiVersion: example.com/v1, kind: ModelServer, name: ms, controller: true}]\n", 1))
 	code, out, errOut := run(t, "scan", "-f", f)
 	require.Equal(t, ExitOK, code, errOut)
-	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept (they can own workloads, but get no document): ConfigMap (1), ModelServer.example.com (2)\n", errOut)
-	require.Contains(t, out, "default    Deployment  web ")
+	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept and read as generic roots where they own workloads or embed pod templates with an AI signal: ConfigMap (1), ModelServer.example.com (2)\n", errOut)
+	require.Contains(t, out, "default    ModelServer  ms    vllm     a/b     Deployment/web")
+	require.NotContains(t, out, "default    Deployment  web ")
 }
 
 // The same object in two files: the later one wins with a warning naming
@@ -274,11 +276,13 @@ spec:
 func TestAdaptersFlagRestrictsKinds(t *testing.T) {
 	// Without the dynamo adapter the graph's kinds are unknown (kept and
 	// noted): the Deployments, whose controllers are of a kind no adapter
-	// declares, are roots of their own, as on the controller.
+	// declares, roll up through them into the graph, their topmost
+	// controller owner: a generic root, as on a controller that may read
+	// those kinds.
 	code, out, errOut := run(t, "scan", "-f", filepath.Join(manifests, "dynamo.yaml"), "--adapters", "apps")
 	require.Equal(t, ExitOK, code, errOut)
-	require.Contains(t, out, "default    Deployment  vllm-agg-frontend ")
-	require.Contains(t, out, "default    Deployment  vllm-agg-vllmdecodeworker ")
+	require.Contains(t, out, "DynamoGraphDeployment  vllm-agg  vllm     Qwen/Qwen3-0.6B  Deployment/vllm-agg-frontend,Deployment/vllm-agg-vllmdecodeworker  2/2")
+	require.NotContains(t, out, "default    Deployment ")
 	require.Contains(t, errOut, "DynamoComponentDeployment.nvidia.com (2), DynamoGraphDeployment.nvidia.com (1)")
 }
 

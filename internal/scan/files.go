@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/internal/manifest"
+	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -190,8 +191,13 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 		if !ok {
 			e, ok = reg.Referenced(gvk.GroupKind())
 		}
-		if !ok {
+		if !ok || e.Generic() {
 			unknown[kindString(gvk.GroupKind())]++
+			if !clusterScoped[gvk.GroupKind()] && s.Object.GetNamespace() != "" {
+				// Read as the controller reads a kind it may watch: a
+				// generic kind, walked through, its top a generic root.
+				_ = reg.AddGenericKind(adapter.Kind{Group: gvk.Group, Kind: gvk.Kind, Resource: guessResource(gvk.Kind), Versions: []string{gvk.Version}})
+			}
 			continue
 		}
 		if !contains(e.Versions, gvk.Version) {
@@ -207,7 +213,7 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 			n += c
 		}
 		sort.Strings(parts)
-		snap.Notes = append(snap.Notes, fmt.Sprintf("%d object(s) of kinds no enabled adapter knows were kept (they can own workloads, but get no document): %s", n, strings.Join(parts, ", ")))
+		snap.Notes = append(snap.Notes, fmt.Sprintf("%d object(s) of kinds no enabled adapter knows were kept and read as generic roots where they own workloads or embed pod templates with an AI signal: %s", n, strings.Join(parts, ", ")))
 	}
 	for _, u := range manifest.ResolveOwners(objs) {
 		s := where[u.Object]
@@ -312,3 +318,16 @@ func optedIn(labels map[string]string) bool { return labels[graph.OptInLabel] ==
 
 // isController reports whether ref is a controller reference.
 func isController(ref metav1.OwnerReference) bool { return ref.Controller != nil && *ref.Controller }
+
+// guessResource is a plural for a kind no adapter declares, good enough for
+// the offline scan, which reads objects by kind and never by resource.
+func guessResource(kind string) string {
+	r := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(r, "s"), strings.HasSuffix(r, "x"):
+		return r + "es"
+	case strings.HasSuffix(r, "y") && len(r) > 1 && !strings.ContainsRune("aeiou", rune(r[len(r)-2])):
+		return r[:len(r)-1] + "ies"
+	}
+	return r + "s"
+}

@@ -135,9 +135,23 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			// References resolve among the input objects, in the root's
 			// namespace (or at cluster scope), as in the controller.
 			rctx := adapter.WithResolver(ctx, used.record(reconcile.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()}, u.GetNamespace()))
-			rep := reconcile.BuildReport(rctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
+			rep := reconcile.BuildRootReport(rctx, reg, store, e, u, desc, opts.Tool, opts.MaxDocumentBytes, false, false)
 			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName())})
 		}
+	}
+	// Generic roots: what no tracked root reports (an owner no adapter
+	// declares, a Pod nothing controls), as the controller decides them.
+	generics, err := reconcile.GenericRoots(ctx, reg, store, opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range generics {
+		u := g.Object
+		if g.Object.GetKind() == "Pod" {
+			u = g.Object.DeepCopy() // scraped with its spec, as the pod cache keeps it
+		}
+		rep := reconcile.BuildRootReport(ctx, reg, store, g.Entry, u, g.Descendants, opts.Tool, opts.MaxDocumentBytes, true, g.Unread)
+		roots = append(roots, Root{Entry: g.Entry, Object: u, Descendants: g.Descendants, Report: rep, AIBOMName: reconcile.AIBOMName(g.Entry.GroupKind(), u.GetName())})
 	}
 	if opts.Unused {
 		unused, err := unusedReferences(ctx, reg, store, used, opts)

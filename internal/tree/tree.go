@@ -130,7 +130,10 @@ func Build(ctx context.Context, reg *graph.Registry, store graph.Store, objects 
 		for _, o := range r.Descendants.Tracked {
 			n := newNode(o, RoleAbsorbed)
 			res := walker.TrackedOwner(ctx, o)
-			if res.Owner != nil {
+			switch {
+			case res.Owner != nil && res.Owner.Generic:
+				n.Why = fmt.Sprintf("generic root %s/%s, a kind no enabled adapter tracks (%s)", res.Owner.GroupKind.String(), res.Owner.Name, hops(res.Hops))
+			case res.Owner != nil:
 				n.Why = fmt.Sprintf("tracked owner %s/%s found (%s)", res.Owner.GroupKind.Kind, res.Owner.Name, hops(res.Hops))
 			}
 			add(o, n)

@@ -110,7 +110,7 @@ func TestReasons(t *testing.T) {
 		role  Role
 		why   string
 	}{
-		{"Deployment/served", RoleRoot, "its controller is a ModelServer.example.com, a kind no enabled adapter declares (untracked kind)"},
+		{"Deployment/served", RoleAbsorbed, "generic root ModelServer.example.com/ms, a kind no enabled adapter tracks (1 hop)"},
 		{"StatefulSet/stale", RoleRoot, "the LeaderWorkerSet.leaderworkerset.x-k8s.io its controller reference names has another UID (UID mismatch: a re-created owner)"},
 		{"LeaderWorkerSet/lws", RoleRoot, "no controller owner"},
 		{"Deployment/top", RoleRoot, "no controller owner"},

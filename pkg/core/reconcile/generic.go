@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -17,6 +18,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/generic"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
+	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -109,9 +111,9 @@ func (r *Reconciler) reconcileGeneric(ctx context.Context, req Request, entry gr
 		// A bare pod's own status gives its running digests.
 		desc.Pods = append([]*unstructured.Unstructured{self}, desc.Pods...)
 	}
-	if len(desc.Tracked) == 0 && len(desc.Pods) == 0 {
-		// Absorbs nothing: not a workload (or, unread, its children are
-		// gone).
+	if len(desc.Tracked) == 0 && len(desc.Pods) == 0 && !signalOfItsOwn(ctx, self) {
+		// Absorbs nothing and embeds no AI workload: not a workload (or,
+		// unread, its children are gone).
 		r.forgetReach(req)
 		return OutcomeNothingBelow, r.deleteAIBOM(ctx, aibomKey, "generic root absorbs no workload and no pod")
 	}
@@ -184,6 +186,12 @@ func genericRootOf(ctx context.Context) (generic, unread bool) {
 // prefixed with the object it was read from ("Deployment/vllm:spec..."). A
 // child with a signal is then never hidden under an owner that has none.
 func (r *Reconciler) fillFromBelow(ctx context.Context, in *Inputs, desc graph.Descendants) {
+	FillFromBelow(ctx, r.Registry, r.Store, in, desc)
+}
+
+// FillFromBelow is the reconciler's fillFromBelow over any store (the command
+// line's offline scan reads manifests through a graph.MemoryStore).
+func FillFromBelow(ctx context.Context, reg *graph.Registry, store graph.Store, in *Inputs, desc graph.Descendants) {
 	if in.ScrapeErr != nil {
 		return
 	}
@@ -193,11 +201,11 @@ func (r *Reconciler) fillFromBelow(ctx context.Context, in *Inputs, desc graph.D
 	var extra adapter.Findings
 	for _, t := range desc.Tracked {
 		gk := t.GetObjectKind().GroupVersionKind().GroupKind()
-		e, ok := r.Registry.Lookup(gk)
+		e, ok := reg.Lookup(gk)
 		if !ok || !e.Tracked() {
 			continue
 		}
-		obj, err := r.Store.Get(ctx, e, t.GetNamespace(), t.GetName())
+		obj, err := store.Get(ctx, e, t.GetNamespace(), t.GetName())
 		u, isU := obj.(*unstructured.Unstructured)
 		if err != nil || !isU {
 			continue
@@ -289,4 +297,115 @@ func prefixLocators(f *adapter.Findings, prefix string) {
 	for i := range f.Redactions {
 		f.Redactions[i].Locator = prefix + f.Redactions[i].Locator
 	}
+}
+
+// BuildRootReport is BuildReport for a root the way the reconciler builds
+// it: a generic root's subject says so (unread: known only from its
+// children's references), and a root with no AI signal of its own is
+// completed with what it absorbed (FillFromBelow).
+func BuildRootReport(ctx context.Context, reg *graph.Registry, store graph.Store, entry graph.Entry, obj *unstructured.Unstructured, desc graph.Descendants, tool document.Tool, maxBytes int, genericRoot, unread bool) Report {
+	in := GatherInputs(ctx, entry, obj, desc, tool, maxBytes)
+	if genericRoot {
+		in.Subject.Generic, in.Subject.Unread = true, unread
+		in.Hash = in.hash()
+	}
+	FillFromBelow(ctx, reg, store, &in, desc)
+	return in.Build()
+}
+
+// GenericRoot is a generic root found among objects (see GenericRoots).
+type GenericRoot struct {
+	// Entry is the entry its report is built with (the generic adapter).
+	Entry graph.Entry
+	// Object is the root (its stub when unread).
+	Object *unstructured.Unstructured
+	// Descendants is its closure (a bare pod's own status among its pods).
+	Descendants graph.Descendants
+	// Unread: known only from its children's controller references.
+	Unread bool
+}
+
+// GenericRoots finds the generic roots among the objects of store in the
+// namespaces keep selects (nil: all), as the reconciler decides them: the
+// objects of kinds no adapter tracks at the top of their chains, and the
+// owners of kinds not registered as their children's references name them;
+// a root that absorbs nothing is none.
+func GenericRoots(ctx context.Context, reg *graph.Registry, store graph.Store, keep func(namespace string) bool) ([]GenericRoot, error) {
+	walker := graph.Walker{Registry: reg, Store: store}
+	closure := graph.Closure{Registry: reg, Store: store}
+	var out []GenericRoot
+	seen := map[string]bool{}
+	add := func(root client.Object, unread bool) error {
+		key := root.GetObjectKind().GroupVersionKind().GroupKind().String() + "/" + root.GetNamespace() + "/" + root.GetName() + "/" + string(root.GetUID())
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		desc, err := closure.Descendants(ctx, root)
+		if err != nil {
+			return err
+		}
+		self, _ := root.(*unstructured.Unstructured)
+		if root.GetObjectKind().GroupVersionKind().GroupKind() == graph.PodGroupKind && self != nil {
+			desc.Pods = append([]*unstructured.Unstructured{self}, desc.Pods...)
+		}
+		if len(desc.Tracked) == 0 && len(desc.Pods) == 0 && !signalOfItsOwn(ctx, self) {
+			return nil
+		}
+		if self == nil {
+			self = stubUnstructured(root)
+		}
+		out = append(out, GenericRoot{Entry: graph.GenericEntry(self.GroupVersionKind(), ""), Object: self, Descendants: desc, Unread: unread})
+		return nil
+	}
+	for _, e := range reg.Entries() {
+		objs, err := store.InNamespace(ctx, e, metav1.NamespaceAll)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", e.Kind.String(), err)
+		}
+		for _, o := range objs {
+			if keep != nil && !keep(o.GetNamespace()) {
+				continue
+			}
+			if o.GetObjectKind().GroupVersionKind().Empty() {
+				o.GetObjectKind().SetGroupVersionKind(e.GVK())
+			}
+			walk := walker.TrackedOwner(ctx, o)
+			switch {
+			case walk.Owner != nil && walk.Owner.Unread:
+				gv, _ := schema.ParseGroupVersion(walk.Owner.APIVersion)
+				stub := &metav1.PartialObjectMetadata{}
+				stub.SetGroupVersionKind(walk.Owner.GroupKind.WithVersion(gv.Version))
+				stub.SetNamespace(walk.Owner.Namespace)
+				stub.SetName(walk.Owner.Name)
+				stub.SetUID(types.UID(walk.Owner.UID))
+				if err := add(stub, true); err != nil {
+					return nil, err
+				}
+			case walker.IsGenericRoot(o, walk):
+				if err := add(o, false); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// signalOfItsOwn reports whether an object read whole (not a stub) embeds an
+// AI workload in its own spec (pod templates the generic scraper reads): a
+// custom resource whose operator has not made its pods yet is still one.
+func signalOfItsOwn(ctx context.Context, u *unstructured.Unstructured) bool {
+	if u == nil || u.GetKind() == "Pod" {
+		return false
+	}
+	if _, ok := u.Object["spec"]; !ok {
+		return false
+	}
+	f, err := generic.Scrape(ctx, u)
+	if err != nil {
+		return false
+	}
+	_, ok := f.Match()
+	return ok
 }
