@@ -188,14 +188,18 @@ func waitAIBOM(t *testing.T, key client.ObjectKey, cond func(*v1alpha1.AIBOM) bo
 func TestProfileKindRollsUpAndEditsTakeEffectWithoutRestart(t *testing.T) {
 	ns := env.NewNamespace(t, "p", true)
 	env.MustApply(t, ns, widgetChain)
-	// No adapter knows Widget yet: the Deployment is a root of its own.
-	waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"), nil)
+	// No adapter knows Widget yet: it is a generic root, absorbing the
+	// Deployment; the Deployment has no AIBOM of its own.
+	key := harness.AIBOMKey(ns, widgetGK, "gizmo")
+	waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool {
+		return strings.Contains(a.Status.Document, digest) && strings.Contains(a.Status.Document, `"aibom.root.generic","value":"true"`)
+	})
+	requireNoAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"))
 
 	applyProfile(t, widgetProfile("widgets", ""))
 	require.Equal(t, metav1.ConditionTrue, accepted(t, "widgets").Status)
-	key := harness.AIBOMKey(ns, widgetGK, "gizmo")
 	a := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool {
-		return strings.Contains(a.Status.Document, digest) && len(a.Status.Absorbed) == 1
+		return strings.Contains(a.Status.Document, digest) && len(a.Status.Absorbed) == 1 && !strings.Contains(a.Status.Document, "aibom.root.generic")
 	})
 	require.Equal(t, "Qwen/Qwen3-8B", a.Status.Summary.Model)
 	require.Contains(t, a.Status.Absorbed[0], "gizmo-server")
@@ -210,15 +214,14 @@ func TestProfileKindRollsUpAndEditsTakeEffectWithoutRestart(t *testing.T) {
 	waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Runtime == "vllm" })
 	require.Equal(t, metav1.ConditionTrue, accepted(t, "widgets").Status)
 
-	// Deleting the profile: Widget is no longer tracked. Its AIBOM goes and
-	// the Deployment it absorbed is reported on its own again.
+	// Deleting the profile: Widget is no longer tracked, and is a generic
+	// root again: its AIBOM reports it (and what it absorbed) as such, and
+	// the Deployment is never reported on its own.
 	require.NoError(t, env.Client.Delete(context.Background(), &v1alpha1.AIBOMAdapterProfile{ObjectMeta: metav1.ObjectMeta{Name: "widgets"}}))
-	require.Eventually(t, func() bool {
-		return apierrors.IsNotFound(env.Client.Get(context.Background(), key, &v1alpha1.AIBOM{}))
-	}, eventually, tick, "the AIBOM of a kind no adapter tracks must be deleted")
-	waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"), func(a *v1alpha1.AIBOM) bool {
-		return strings.Contains(a.Status.Document, digest)
+	waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool {
+		return strings.Contains(a.Status.Document, digest) && strings.Contains(a.Status.Document, `"aibom.root.generic","value":"true"`)
 	})
+	requireNoAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"))
 }
 
 // A broken profile is a condition on it, never a crash, and never affects
@@ -270,4 +273,11 @@ spec:
 		require.NotEqual(t, "claims-deployments", p.Name())
 		require.NotEqual(t, "broken", p.Name())
 	}
+}
+
+// requireNoAIBOM checks that no AIBOM exists under key.
+func requireNoAIBOM(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	err := env.Client.Get(context.Background(), key, &v1alpha1.AIBOM{})
+	require.True(t, apierrors.IsNotFound(err), "unexpected AIBOM %s (err %v)", key, err)
 }
