@@ -21,6 +21,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // DefaultMaxDocumentBytes is the controller's default inline cap.
@@ -241,6 +242,11 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 	if err != nil {
 		return nil, &exitError{code: ExitInput, err: err}
 	}
+	if cov, err := reconcile.PodCoverage(ctx, reg, ev.store, sopts.Namespace, true); err == nil {
+		for _, line := range coverageNotes(cov) {
+			fmt.Fprintln(s.Err, "note:", scan.Printable(line))
+		}
+	}
 	if opts.report == "ai" {
 		var unmatched []string
 		ev.roots, unmatched = matchedRoots(ev.roots)
@@ -331,4 +337,22 @@ func matchedRoots(roots []scan.Root) (kept []scan.Root, unmatched []string) {
 		}
 	}
 	return kept, unmatched
+}
+
+// coverageNotes says, per namespace, where the AI pods of the input are
+// attributed, when some are not under a tracked root: under generic roots
+// (an operator no adapter declares, a bare pod), or in no AIBOM at all
+// (which should never happen: a broken ownership chain).
+func coverageNotes(cov map[string]reconcile.Coverage) []string {
+	var out []string
+	for ns, c := range cov {
+		if c[reconcile.AttributedGeneric] == 0 && c[reconcile.AttributedNone] == 0 {
+			continue
+		}
+		total := c[reconcile.AttributedTracked] + c[reconcile.AttributedGeneric] + c[reconcile.AttributedNone]
+		out = append(out, fmt.Sprintf("coverage in namespace %s: %d AI pod(s): %d under tracked roots, %d under generic roots, %d in no AIBOM",
+			ns, total, c[reconcile.AttributedTracked], c[reconcile.AttributedGeneric], c[reconcile.AttributedNone]))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -54,6 +54,7 @@ func (r *Reconciler) Resync(ctx context.Context, ratePerSecond float64) int {
 		ratePerSecond = DefaultResyncRate
 	}
 	resyncPasses.Inc()
+	r.recordCoverage(ctx)
 	seen := map[Request]bool{}
 	var reqs []Request
 	add := func(r Request) {
