@@ -62,8 +62,8 @@ type unknownOwners struct {
 	// clusterScoped holds the owner kinds found cluster-scoped: the walk
 	// ends below their objects.
 	clusterScoped map[schema.GroupKind]bool
-	notify  func()
-	pending []schema.GroupVersionKind
+	notify        func()
+	pending       []schema.GroupVersionKind
 }
 
 // SetUnknownOwnerHook sets the function called (without locks held) the
