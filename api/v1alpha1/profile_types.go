@@ -273,7 +273,7 @@ type AdapterProfileStatus struct {
 // without a restart.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=aibomprofile,categories=aibom
+// +kubebuilder:resource:scope=Cluster,shortName=aibomprofile,categories=aibom-all
 // +kubebuilder:printcolumn:name="Adapter",type=string,JSONPath=`.spec.adapter`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
