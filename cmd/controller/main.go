@@ -326,11 +326,7 @@ func (f *listFormat) IsBoolFlag() bool { return true }
 func openPlugins(args []string, dir string, opts ...plugin.Option) ([]*plugin.Client, error) {
 	var out []*plugin.Client
 	for _, arg := range args {
-		p, sum, err := plugin.SplitChecksum(arg)
-		if err != nil {
-			return nil, fmt.Errorf("--adapter-plugin: %w", err)
-		}
-		c, err := plugin.Open(p, append(opts, plugin.SHA256(sum))...)
+		c, err := plugin.OpenArg(arg, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("--adapter-plugin: %w", err)
 		}
