@@ -73,3 +73,29 @@ func TestScanLoadsAdapterPlugins(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errOut, "not-a-plugin")
 }
+
+// aibom adapters test runs the conformance suite on a plugin binary, pinned
+// as the controller pins it, with a profiletest fixture folder.
+func TestAdaptersTestRunsTheSuiteOnAPlugin(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildNIMPlugin(t, t.TempDir())
+	data, err := os.ReadFile("testdata/plugin-nim.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "service.yaml"), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "expect.yaml"),
+		[]byte("fixtures:\n  service:\n    models: [{name: meta-llama/Llama-3.2-1B-Instruct}]\n"), 0o644))
+	bin, err = filepath.Abs(bin)
+	require.NoError(t, err)
+	sum, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	digest := sha256.Sum256(sum)
+	code, out, errOut := run(t, "adapters", "test", "--adapter-plugin", bin+"@sha256:"+hex.EncodeToString(digest[:]), dir)
+	require.Equal(t, ExitOK, code, "%s%s", out, errOut)
+	require.Contains(t, out, "ok  plugin ")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "expect.yaml"),
+		[]byte("fixtures:\n  service:\n    models: [{name: someone/else}]\n"), 0o644))
+	code, out, _ = run(t, "adapters", "test", "--adapter-plugin", bin, dir)
+	require.Equal(t, ExitInput, code)
+	require.Contains(t, out, "someone/else")
+}

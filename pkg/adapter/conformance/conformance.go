@@ -177,6 +177,9 @@ type Options struct {
 	// NestingDepth is the depth of the nested junk the MalformedInput check
 	// puts at every path (default 256).
 	NestingDepth int
+	// PluginSHA256 pins the SHA-256 of the binary RunPlugin starts, as the
+	// controller's PATH@sha256:<hex> does.
+	PluginSHA256 []byte
 }
 
 // Exception names something the suite would check and says why it is not.
@@ -226,6 +229,9 @@ func Budget(d time.Duration) Option { return func(o *Options) { o.Budget = d } }
 
 // HugeList sets the length of the lists the MalformedInput check builds.
 func HugeList(n int) Option { return func(o *Options) { o.HugeList = n } }
+
+// PluginChecksum pins the SHA-256 of the plugin binary RunPlugin starts.
+func PluginChecksum(sum []byte) Option { return func(o *Options) { o.PluginSHA256 = sum } }
 
 // NestingDepth sets the depth of the junk the MalformedInput check builds.
 func NestingDepth(n int) Option { return func(o *Options) { o.NestingDepth = n } }
@@ -324,7 +330,11 @@ func RunPluginTB(t TB, binary string, fixtures []Fixture, opts ...Option) bool {
 	if o.Budget <= 0 {
 		o.Budget = 10 * time.Second
 	}
-	c, err := plugin.Open(binary, plugin.ScrapeTimeout(o.Budget/2), plugin.Backoff(10*time.Millisecond, 100*time.Millisecond))
+	popts := []plugin.Option{plugin.ScrapeTimeout(o.Budget / 2), plugin.Backoff(10*time.Millisecond, 100*time.Millisecond)}
+	if o.PluginSHA256 != nil {
+		popts = append(popts, plugin.SHA256(o.PluginSHA256))
+	}
+	c, err := plugin.Open(binary, popts...)
 	if err != nil {
 		t.Errorf("conformance: %v", err)
 		return false
