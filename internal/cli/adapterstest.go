@@ -35,11 +35,11 @@ what differs, and exits 0 only when every check and every expectation holds
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if (profileFile == "") == (pluginArg == "") {
-				return fail(ExitUsage, "adapters test: give exactly one of --adapter-profile and --adapter-plugin")
+				return fail(ExitUsage, "give exactly one of --adapter-profile and --adapter-plugin")
 			}
 			fixtures, opts, err := profiletest.Load(args[0])
 			if err != nil {
-				return fail(ExitUsage, "adapters test: %v", err)
+				return fail(ExitUsage, "%v", err)
 			}
 			rec := &conformance.Recorder{}
 			subject := ""
@@ -72,7 +72,7 @@ what differs, and exits 0 only when every check and every expectation holds
 			}
 			if rec.Failed() {
 				fmt.Fprint(s.Out, rec.Report())
-				return fail(ExitInput, "adapters test: %s: %d of %d checks failed over %d fixtures",
+				return fail(ExitInput, "%s: %d of %d checks failed over %d fixtures",
 					subject, countFailed(rec), len(tests), len(fixtures))
 			}
 			fmt.Fprintf(s.Out, "ok  %s: %d checks over %d fixtures\n", subject, len(tests), len(fixtures))

@@ -74,6 +74,12 @@ type Expect struct {
 	Models []Claim
 	// Data are model storage claims, by name and confidence.
 	Data []Claim
+	// Frameworks are evaluation or training framework claims, by name and
+	// confidence.
+	Frameworks []Claim
+	// InitContainers are names of containers that must be reported as init
+	// containers (adapter.Container.Init).
+	InitContainers []string
 	// Properties are name/value pairs that must be recorded.
 	Properties map[string]string
 	// PodNames maps a container name to pod-status names its
@@ -99,7 +105,8 @@ type Expect struct {
 // IsZero reports whether e expects no fact (WantErr aside).
 func (e Expect) IsZero() bool {
 	return len(e.Images) == 0 && len(e.Runtimes) == 0 && len(e.Models) == 0 && len(e.Data) == 0 &&
-		len(e.Properties) == 0 && len(e.PodNames) == 0 && len(e.Redactions) == 0 && len(e.ImagesFromPods) == 0
+		len(e.Properties) == 0 && len(e.PodNames) == 0 && len(e.Redactions) == 0 && len(e.ImagesFromPods) == 0 &&
+		len(e.Frameworks) == 0 && len(e.InitContainers) == 0
 }
 
 // wantErr reports whether the fixture must make Scrape fail, by
