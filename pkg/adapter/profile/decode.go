@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -221,4 +223,53 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = sf.Type
 	}
 	return out
+}
+
+// rulePath finds the field path a Compile error names
+// ("spec.kinds[0].rules.containers[1].namePattern").
+var rulePath = regexp.MustCompile(`spec\.kinds\[[0-9]+\](?:\.[A-Za-z]+|\[[0-9]+\])*`)
+
+// lineOf returns the line of the deepest node of data on the path an error
+// names, 0 when the error names none or data does not decode.
+func lineOf(data []byte, err error) int {
+	p := rulePath.FindString(err.Error())
+	if p == "" {
+		return 0
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	n := doc.Content[0]
+	line := 0
+	for _, part := range splitOutsideBrackets(p) {
+		name, rest, _ := strings.Cut(part, "[")
+		if n = mapValue(n, name); n == nil {
+			return line
+		}
+		line = n.Line
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			i, convErr := strconv.Atoi(idx)
+			if n.Kind != yaml.SequenceNode || convErr != nil || i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return line
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }

@@ -57,3 +57,27 @@ spec:
 		})
 	}
 }
+
+// A profile that decodes but does not validate names the rule's path and
+// the line of the rule in the file.
+func TestCompileErrorsInAFileNameTheLine(t *testing.T) {
+	_, err := Parse([]byte(`apiVersion: aibom.dev/v1alpha1
+kind: AIBOMAdapterProfile
+metadata: {name: x}
+spec:
+  version: 0.1.0
+  kinds:
+  - group: x.example.com
+    kind: X
+    resource: xs
+    versions: [v1]
+    role: tracked
+    rules:
+      containers:
+      - {path: spec, name: a}
+      - path: "spec.roles[*]"
+        namePattern: "{roles[*].name}-x"
+`), "f.yaml")
+	require.ErrorContains(t, err, "spec.kinds[0].rules.containers[1].namePattern")
+	require.ErrorContains(t, err, "(YAML line 16)")
+}

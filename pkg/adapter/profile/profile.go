@@ -191,7 +191,15 @@ func Parse(data []byte, origin Origin) (*Adapter, error) {
 	if name == "" {
 		return nil, fmt.Errorf("profile %s: metadata.name is empty", origin)
 	}
-	return Compile(obj.Spec, name, origin)
+	a, err := Compile(obj.Spec, name, origin)
+	if err != nil {
+		// The rule's path is in the error; the file knows its line.
+		if line := lineOf(data, err); line > 0 {
+			return nil, fmt.Errorf("%w (%s line %d)", err, format(data), line)
+		}
+		return nil, err
+	}
+	return a, nil
 }
 
 // Load reads profiles from a file or a folder (every *.yaml, *.yml and
