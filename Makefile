@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?=
 VERSION := $(shell cat VERSION)
 LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build print-version tidy image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo scale clean
+.PHONY: all tools generate verify-generated build print-version tidy image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo dev scale clean
 
 all: build
 
@@ -76,6 +76,12 @@ corpus: ## Scan every corpus manifest and score runtimes and models found agains
 
 demo: tools build ## Start a local control plane, run the controller, apply examples/, print the AIBOMs
 	go run ./hack/demo
+
+# An adapter author's loop, e.g. make dev DEV_FLAGS='-dir ./my-operator -adapter-profile ./my-operator/profile.yaml'
+DEV_FLAGS ?=
+
+dev: tools build ## Local control plane + controller with your -adapter-profile/-adapter-plugin, your CRDs and samples (-dir); stays up until Ctrl-C (docs/writing-an-adapter.md)
+	go run ./hack/dev $(DEV_FLAGS)
 
 # Sizes of the scale harness, e.g. make scale SCALE_FLAGS='-deployments 1000 -namespaces 10'
 SCALE_FLAGS ?= -namespaces 50 -objects 10000

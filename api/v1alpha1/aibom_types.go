@@ -209,7 +209,7 @@ type AIBOMStatus struct {
 // creates, updates and deletes AIBOMs.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=aibm,categories=aibom
+// +kubebuilder:resource:shortName=aibm,categories=aibom-all
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Subject-Kind",type=string,JSONPath=`.spec.subject.kind`
 // +kubebuilder:printcolumn:name="Subject",type=string,JSONPath=`.spec.subject.name`

@@ -199,7 +199,7 @@ type AIBOMConfigStatus struct {
 // on its flags.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=aibom
+// +kubebuilder:resource:scope=Cluster,categories=aibom-all
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'default'",message="the AIBOMConfig must be named default"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`

@@ -100,6 +100,10 @@ type ProfileRules struct {
 	// the operator implies.
 	// +optional
 	Runtimes []FieldRule `json:"runtimes,omitempty"`
+	// Frameworks are evaluation or training framework claims (a field's
+	// value, or a constant the operator implies), each with its purpose.
+	// +optional
+	Frameworks []FieldRule `json:"frameworks,omitempty"`
 	// Data is model storage (a cache, a volume, a PVC).
 	// +optional
 	Data []FieldRule `json:"data,omitempty"`
@@ -156,15 +160,40 @@ type TemplateRule struct {
 	// a map key, or the "name" field of a list element (else its index).
 	// +optional
 	GroupByWildcard bool `json:"groupByWildcard,omitempty"`
+	// Name is, for shape container, the name the operator gives the
+	// container when the node has no "name" (its default): the core
+	// matches the pods' container by it. Required for shape container
+	// unless the path selects the elements of a containers or
+	// initContainers list, whose names Kubernetes requires.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
 }
 
 // ContainerRule declares a container the operator creates for each selected
-// node (the node is its evidence), named Name in the pods.
+// node (the node is its evidence): the core matches it in the pods by the
+// name the rule gives, a constant (Name) or a pattern around fields
+// (NamePattern), exactly one of them.
 type ContainerRule struct {
 	Selection `json:",inline"`
-	// Name is the container's name in the operator's pods.
-	// +kubebuilder:validation:MinLength=1
-	Name string `json:"name"`
+	// Name is the container's name in the operator's pods, a constant.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+	// NamePattern builds the name from fields: "{path}" is replaced by the
+	// value at path from the selected node ("$." for the object's root),
+	// "{$.metadata.name}-model-downloader", "{backend}-{role}-worker",
+	// "{name}" for a field alone. Each path must select one value (no
+	// wildcards); a node whose fields are empty adds no container.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	NamePattern string `json:"namePattern,omitempty"`
+	// Init marks an init container, such as a model downloader, or a
+	// native sidecar (an init container with restartPolicy Always) the
+	// operator injects. A sidecar the operator injects as an ordinary
+	// container needs no mark.
+	// +optional
+	Init bool `json:"init,omitempty"`
 	// Group names the part of the workload the container belongs to.
 	// +optional
 	Group string `json:"group,omitempty"`
@@ -221,6 +250,16 @@ type FieldRule struct {
 	// from the node, or from the object's root when it starts with "$.".
 	// +optional
 	BaseModel string `json:"baseModel,omitempty"`
+	// Flags reads an argument list (or a command line string) the field
+	// selects the way a program reads its flags: the value after any of
+	// these flags, "--source v" or "--source=v". Up to 8 flags.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	Flags []string `json:"flags,omitempty"`
+	// Purpose is, for a framework, evaluation or training.
+	// +optional
+	// +kubebuilder:validation:Enum=evaluation;training
+	Purpose string `json:"purpose,omitempty"`
 	// Name is a property's name (after "<adapter>.") or a data kind.
 	// +optional
 	Name string `json:"name,omitempty"`
@@ -273,7 +312,7 @@ type AdapterProfileStatus struct {
 // without a restart.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=aibomprofile,categories=aibom
+// +kubebuilder:resource:scope=Cluster,shortName=aibomprofile,categories=aibom-all
 // +kubebuilder:printcolumn:name="Adapter",type=string,JSONPath=`.spec.adapter`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`

@@ -74,6 +74,7 @@ func run() error {
 		pluginPaths       pluginList
 		profilePaths      profileList
 		clusterProfiles   bool
+		profileGrace      time.Duration
 		pluginDir         string
 		pluginMaxResponse int
 		pluginCallTimeout time.Duration
@@ -97,6 +98,7 @@ func run() error {
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.Var(&listAdapters, "list-adapters", "Build and validate the adapter registry exactly as a start would (failing as a start fails), print every adapter (core, in-tree, plugin, profile, with its path) with its kinds, roles and versions, and exit; --list-adapters=json prints JSON.")
 	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/profiles.md.")
+	flag.DurationVar(&profileGrace, "adapter-profile-removal-grace", profileloader.DefaultRemovalGrace, "How long the AIBOMs of a kind are kept after the AIBOMAdapterProfile that tracked it is deleted (the kind claimed again in that time keeps them); the workloads it absorbed report on their own at once.")
 	flag.BoolVar(&clusterProfiles, "cluster-profiles", true, "Load declarative adapters from AIBOMAdapterProfile objects in the cluster, and reload them on every change, without a restart.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); PATH@sha256:<hex> also pins the binary's SHA-256. See docs/plugins.md.")
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")
@@ -216,7 +218,7 @@ func run() error {
 	if clusterProfiles {
 		if _, err := profileloader.Setup(mgr, &profileloader.Loader{
 			Client: mgr.GetClient(), Registry: registry, Static: adapterinfo.Adapters(loaded), Watches: sup, Roots: r,
-			Log: ctrl.Log.WithName("adapter-profiles"),
+			Log: ctrl.Log.WithName("adapter-profiles"), RemovalGrace: profileGrace,
 		}); err != nil {
 			return err
 		}
@@ -324,11 +326,7 @@ func (f *listFormat) IsBoolFlag() bool { return true }
 func openPlugins(args []string, dir string, opts ...plugin.Option) ([]*plugin.Client, error) {
 	var out []*plugin.Client
 	for _, arg := range args {
-		p, sum, err := plugin.SplitChecksum(arg)
-		if err != nil {
-			return nil, fmt.Errorf("--adapter-plugin: %w", err)
-		}
-		c, err := plugin.Open(p, append(opts, plugin.SHA256(sum))...)
+		c, err := plugin.OpenArg(arg, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("--adapter-plugin: %w", err)
 		}

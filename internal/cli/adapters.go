@@ -42,6 +42,7 @@ and the versions it reads (preferred first).`,
 			return nil
 		},
 	}
+	cmd.AddCommand(newAdaptersTestCommand(s))
 	f.register(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", adapterinfo.FormatText, "Output: text or json.")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed(adapterinfo.FormatText, adapterinfo.FormatJSON))

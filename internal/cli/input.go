@@ -39,7 +39,7 @@ type adapterFlags struct {
 
 func (f *adapterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.adapters, "adapters", "all", "Comma-separated compiled-in adapters (Go adapters and shipped profiles) to enable ("+strings.Join(intree.Names(), ", ")+"), or \"all\".")
-	fs.StringArrayVar(&f.plugins, "adapter-plugin", nil, "Path of an out-of-tree adapter binary to load, as the controller does; repeatable.")
+	fs.StringArrayVar(&f.plugins, "adapter-plugin", nil, "Path of an out-of-tree adapter binary to load, as the controller does (PATH@sha256:<hex> pins its SHA-256); repeatable.")
 	fs.StringVar(&f.pluginDir, "adapter-plugin-dir", "", "Directory whose executables are loaded as adapter plugins, as the controller does.")
 	fs.StringArrayVar(&f.profiles, "adapter-profile", nil, "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to load, as the controller does; repeatable.")
 }

@@ -4,18 +4,27 @@
 //
 // Every change recomputes the whole set: each profile is compiled (a
 // broken one is Accepted=False with the reason, and affects nothing
-// else); profiles are then added in name order to the adapters the
+// else: an edit that does not validate leaves the profile's last good
+// version loaded, so no kind stops being tracked because of a typo);
+// profiles are then added in name order to the adapters the
 // controller started with (in-tree, plugins, profile files), and one whose
 // name or kinds another adapter already has is refused (KindClaimed), as
 // for plugins. The registry is replaced in one step; the supervisor starts
 // watches for the new kinds at once and reconciles again the roots of the
 // kinds whose adapter changed.
+//
+// Deleting a profile is deliberate, and still loses nothing silently: the
+// workloads its kinds absorbed are reconciled at once and report on their
+// own, and the AIBOMs of its kinds are kept for RemovalGrace, so that a
+// profile re-created (or another adapter claiming the kind) in that time
+// takes them over. Only then are they deleted, each with a log line.
 package profileloader
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,17 +64,46 @@ type Loader struct {
 	// Roots re-evaluates every workload when a kind is no longer tracked.
 	Roots Resyncer
 	Log   logr.Logger
+	// RemovalGrace is how long the AIBOMs of a kind no adapter tracks any
+	// more (its profile was deleted) are kept before they are deleted;
+	// DefaultRemovalGrace when zero.
+	RemovalGrace time.Duration
+	// Now is the clock (time.Now when nil), for tests.
+	Now func() time.Time
 
 	// compiled keeps each profile's adapter by object name and generation:
 	// a status update or a resync recompiles nothing, and an unchanged
 	// profile keeps its adapter value (its kinds are not replayed).
 	compiled map[string]compiledProfile
+	// lastGood is each profile's last version that compiled: it stays
+	// loaded while a later edit does not validate.
+	lastGood map[string]compiledProfile
+	// retiring holds the kinds no adapter tracks any more, with the time
+	// their AIBOMs are deleted unless the kind is claimed again.
+	retiring map[schema.GroupKind]time.Time
 }
+
+// DefaultRemovalGrace is RemovalGrace when unset.
+const DefaultRemovalGrace = 10 * time.Minute
 
 type compiledProfile struct {
 	generation int64
 	adapter    *profile.Adapter
 	err        error
+}
+
+func (l *Loader) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loader) grace() time.Duration {
+	if l.RemovalGrace > 0 {
+		return l.RemovalGrace
+	}
+	return DefaultRemovalGrace
 }
 
 // Reconcile recomputes the adapters from every AIBOMAdapterProfile,
@@ -85,6 +123,11 @@ func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlre
 			delete(l.compiled, name)
 		}
 	}
+	for name := range l.lastGood {
+		if !seen[name] {
+			delete(l.lastGood, name)
+		}
+	}
 
 	adapters := append([]adapter.Adapter(nil), l.Static...)
 	verdicts := make([]metav1.Condition, len(list.Items))
@@ -92,7 +135,19 @@ func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlre
 		p := &list.Items[i]
 		a, err := l.compile(p)
 		if err != nil {
-			verdicts[i] = condition(p, metav1.ConditionFalse, v1alpha1.ReasonProfileInvalid, err.Error())
+			// Last good version wins: an edit that does not validate keeps
+			// the version before it loaded (and its kinds tracked).
+			good, ok := l.lastGood[p.Name]
+			if !ok {
+				verdicts[i] = condition(p, metav1.ConditionFalse, v1alpha1.ReasonProfileInvalid, err.Error())
+				continue
+			}
+			candidate := append(append([]adapter.Adapter(nil), adapters...), good.adapter)
+			if _, cerr := graph.NewRegistry(candidate...); cerr == nil {
+				adapters = candidate
+			}
+			verdicts[i] = condition(p, metav1.ConditionFalse, v1alpha1.ReasonProfileInvalid,
+				fmt.Sprintf("generation %d does not validate, generation %d stays loaded: %v", p.Generation, good.generation, err))
 			continue
 		}
 		candidate := append(append([]adapter.Adapter(nil), adapters...), a)
@@ -101,6 +156,10 @@ func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlre
 			continue
 		}
 		adapters = candidate
+		if l.lastGood == nil {
+			l.lastGood = map[string]compiledProfile{}
+		}
+		l.lastGood[p.Name] = compiledProfile{generation: p.Generation, adapter: a}
 		verdicts[i] = condition(p, metav1.ConditionTrue, v1alpha1.ReasonProfileLoaded,
 			fmt.Sprintf("adapter %q with %d kinds is registered", a.Name(), len(a.Kinds())))
 	}
@@ -124,16 +183,25 @@ func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlre
 			untracked = append(untracked, gk)
 		}
 	}
+	now := l.now()
 	if len(untracked) > 0 {
-		// A kind no adapter tracks any more: its AIBOMs go (the adapter that
-		// reported them is gone), and every workload is reconciled again,
-		// so that what its objects absorbed is reported on its own.
-		if err := l.deleteAIBOMsOf(ctx, untracked); err != nil {
-			return ctrlreconcile.Result{}, err
+		// A kind no adapter tracks any more (its profile was deleted):
+		// every workload is reconciled again at once, so that what its
+		// objects absorbed reports on its own without a gap; its own AIBOMs
+		// are kept for the grace period, in case the kind is claimed again.
+		if l.retiring == nil {
+			l.retiring = map[schema.GroupKind]time.Time{}
+		}
+		for _, gk := range untracked {
+			l.retiring[gk] = now.Add(l.grace())
 		}
 		n := l.Roots.Resync(ctx, 0)
-		l.Log.Info("kinds no longer tracked: their AIBOMs were deleted and every workload is reconciled again",
-			"kinds", names(untracked), "enqueued", n)
+		l.Log.Info("kinds no longer tracked: every workload is reconciled again; their AIBOMs are kept until the grace period ends",
+			"kinds", names(untracked), "enqueued", n, "deleteAfter", now.Add(l.grace()).UTC().Format(time.RFC3339))
+	}
+	requeue, err := l.retire(ctx, now)
+	if err != nil {
+		return ctrlreconcile.Result{}, err
 	}
 	for i := range list.Items {
 		p := &list.Items[i]
@@ -151,7 +219,41 @@ func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlre
 			return ctrlreconcile.Result{}, err
 		}
 	}
-	return ctrlreconcile.Result{}, nil
+	return ctrlreconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// retire forgets the retiring kinds an adapter claimed again, deletes the
+// AIBOMs of those whose grace period is over, and returns when to look
+// again (0: nothing is retiring).
+func (l *Loader) retire(ctx context.Context, now time.Time) (time.Duration, error) {
+	var due []schema.GroupKind
+	var next time.Duration
+	for gk, deadline := range l.retiring {
+		switch {
+		case l.Registry.IsTracked(gk):
+			delete(l.retiring, gk)
+			l.Log.Info("kind tracked again within its grace period: its AIBOMs are kept", "kind", gk.String())
+		case !now.Before(deadline):
+			due = append(due, gk)
+		default:
+			if d := deadline.Sub(now); next == 0 || d < next {
+				next = d
+			}
+		}
+	}
+	if len(due) == 0 {
+		return next, nil
+	}
+	// The grace period is over: the AIBOMs of those kinds are re-verified,
+	// not deleted blindly. An object of a kind no adapter tracks that is
+	// still the top of its chain is a generic root and keeps its AIBOM (as
+	// such); the others are deleted by their reconcile.
+	n := l.Roots.Resync(ctx, 0)
+	for _, gk := range due {
+		delete(l.retiring, gk)
+	}
+	l.Log.Info("grace period over for kinds no longer tracked: their AIBOMs are re-verified (generic roots keep theirs)", "kinds", names(due), "enqueued", n)
+	return next, nil
 }
 
 // deleteAIBOMsOf deletes the AIBOMs this controller wrote for workloads of
@@ -174,7 +276,7 @@ func (l *Loader) deleteAIBOMsOf(ctx context.Context, kinds []schema.GroupKind) e
 		if err := l.Client.Delete(ctx, a); ctrl.IgnoreNotFound(err) != nil {
 			return err
 		}
-		l.Log.Info("AIBOM deleted: its kind is no longer tracked", "namespace", a.Namespace, "aibom", a.Name,
+		l.Log.Info("AIBOM deleted: its kind is no longer tracked and the grace period is over", "namespace", a.Namespace, "aibom", a.Name,
 			"kind", a.Spec.Subject.Kind, "workload", a.Spec.Subject.Name)
 	}
 	return nil

@@ -18,7 +18,7 @@ func OpenPlugins(paths []string, dir string) (adapters []adapter.Adapter, close 
 		}
 	}
 	for _, p := range paths {
-		c, err := plugin.Open(p)
+		c, err := plugin.OpenArg(p)
 		if err != nil {
 			close()
 			return nil, func() {}, fmt.Errorf("--adapter-plugin: %w", err)

@@ -159,9 +159,15 @@ func TestChartCRDIsTheGeneratedCRD(t *testing.T) {
 	generated, err := manifest.Load(repoPath("config", "crd", "bases"))
 	require.NoError(t, err)
 	require.Equal(t, generated, r.CRDs)
-	crd := r.CRDs[0]
-	categories, _, _ := unstructured.NestedStringSlice(crd.Object, "spec", "names", "categories")
-	require.NotContains(t, categories, "all", "AIBOMs must not show up in kubectl get all")
+	for _, crd := range r.CRDs {
+		categories, _, _ := unstructured.NestedStringSlice(crd.Object, "spec", "names", "categories")
+		require.NotContains(t, categories, "all", "%s must not show up in kubectl get all", crd.GetName())
+		// kubectl expands a category before a resource name: a category
+		// "aibom" would make `kubectl get aibom NAME` fail and list the
+		// profiles and configs with the AIBOMs.
+		require.NotContains(t, categories, "aibom", crd.GetName())
+		require.Contains(t, categories, "aibom-all", crd.GetName())
+	}
 }
 
 // TestChartMatchesKustomize: config/default and the chart with default values

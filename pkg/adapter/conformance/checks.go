@@ -901,6 +901,22 @@ func unmet(e Expect, f adapter.Findings) []string {
 	claims("runtime", "runtime", e.Runtimes, rt)
 	claims("model", "model", e.Models, md)
 	claims("data", "data", e.Data, dt)
+	var fw []Claim
+	for _, x := range f.Frameworks {
+		fw = append(fw, Claim{x.Name, x.Confidence})
+	}
+	claims("framework", "framework", e.Frameworks, fw)
+	var inits []string
+	for _, c := range f.Containers {
+		if c.Init {
+			inits = append(inits, c.Name)
+		}
+	}
+	for _, n := range e.InitContainers {
+		if !slices.Contains(inits, n) {
+			out = append(out, fmt.Sprintf("no init container %q; the init containers found are %q", n, inits))
+		}
+	}
 	names := make([]string, 0, len(e.Properties))
 	for n := range e.Properties {
 		names = append(names, n)

@@ -74,6 +74,12 @@ type Expect struct {
 	Models []Claim
 	// Data are model storage claims, by name and confidence.
 	Data []Claim
+	// Frameworks are evaluation or training framework claims, by name and
+	// confidence.
+	Frameworks []Claim
+	// InitContainers are names of containers that must be reported as init
+	// containers (adapter.Container.Init).
+	InitContainers []string
 	// Properties are name/value pairs that must be recorded.
 	Properties map[string]string
 	// PodNames maps a container name to pod-status names its
@@ -99,7 +105,8 @@ type Expect struct {
 // IsZero reports whether e expects no fact (WantErr aside).
 func (e Expect) IsZero() bool {
 	return len(e.Images) == 0 && len(e.Runtimes) == 0 && len(e.Models) == 0 && len(e.Data) == 0 &&
-		len(e.Properties) == 0 && len(e.PodNames) == 0 && len(e.Redactions) == 0 && len(e.ImagesFromPods) == 0
+		len(e.Properties) == 0 && len(e.PodNames) == 0 && len(e.Redactions) == 0 && len(e.ImagesFromPods) == 0 &&
+		len(e.Frameworks) == 0 && len(e.InitContainers) == 0
 }
 
 // wantErr reports whether the fixture must make Scrape fail, by
@@ -177,6 +184,9 @@ type Options struct {
 	// NestingDepth is the depth of the nested junk the MalformedInput check
 	// puts at every path (default 256).
 	NestingDepth int
+	// PluginSHA256 pins the SHA-256 of the binary RunPlugin starts, as the
+	// controller's PATH@sha256:<hex> does.
+	PluginSHA256 []byte
 }
 
 // Exception names something the suite would check and says why it is not.
@@ -226,6 +236,9 @@ func Budget(d time.Duration) Option { return func(o *Options) { o.Budget = d } }
 
 // HugeList sets the length of the lists the MalformedInput check builds.
 func HugeList(n int) Option { return func(o *Options) { o.HugeList = n } }
+
+// PluginChecksum pins the SHA-256 of the plugin binary RunPlugin starts.
+func PluginChecksum(sum []byte) Option { return func(o *Options) { o.PluginSHA256 = sum } }
 
 // NestingDepth sets the depth of the junk the MalformedInput check builds.
 func NestingDepth(n int) Option { return func(o *Options) { o.NestingDepth = n } }
@@ -324,7 +337,11 @@ func RunPluginTB(t TB, binary string, fixtures []Fixture, opts ...Option) bool {
 	if o.Budget <= 0 {
 		o.Budget = 10 * time.Second
 	}
-	c, err := plugin.Open(binary, plugin.ScrapeTimeout(o.Budget/2), plugin.Backoff(10*time.Millisecond, 100*time.Millisecond))
+	popts := []plugin.Option{plugin.ScrapeTimeout(o.Budget / 2), plugin.Backoff(10*time.Millisecond, 100*time.Millisecond)}
+	if o.PluginSHA256 != nil {
+		popts = append(popts, plugin.SHA256(o.PluginSHA256))
+	}
+	c, err := plugin.Open(binary, popts...)
 	if err != nil {
 		t.Errorf("conformance: %v", err)
 		return false

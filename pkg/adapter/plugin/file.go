@@ -34,6 +34,21 @@ func SplitChecksum(arg string) (path string, sum []byte, err error) {
 	return path, sum, nil
 }
 
+// OpenArg starts the plugin an --adapter-plugin argument names: PATH, or
+// PATH@sha256:<hex> to pin the binary's SHA-256 (SplitChecksum). The
+// controller and the aibom CLI both read the flag with it, so that one
+// argument means the same to both.
+func OpenArg(arg string, opts ...Option) (*Client, error) {
+	p, sum, err := SplitChecksum(arg)
+	if err != nil {
+		return nil, err
+	}
+	if sum != nil {
+		opts = append(opts[:len(opts):len(opts)], SHA256(sum))
+	}
+	return Open(p, opts...)
+}
+
 // checkPluginFile refuses a plugin file that someone other than the
 // controller's user (or root) could have put there or changed: the host runs
 // what it finds with its own identity and credentials. The file must be

@@ -264,3 +264,19 @@ func (l quietStderrLogger) Named(name string) hclog.Logger {
 	}
 	return l.Logger.Named(name)
 }
+
+// goPluginExitMessage is the message go-plugin logs when a plugin process
+// ends: at info level for a clean exit, at error level otherwise.
+const goPluginExitMessage = "plugin process exited"
+
+// Info demotes go-plugin's clean-exit line to debug: every aibom scan, and
+// every controller stop, ends its plugins on purpose, and a line per
+// plugin per run says nothing. An abnormal exit is logged at error level by
+// go-plugin and passes unchanged.
+func (l quietStderrLogger) Info(msg string, args ...any) {
+	if msg == goPluginExitMessage {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Info(msg, args...)
+}

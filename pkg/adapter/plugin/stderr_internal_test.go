@@ -1,11 +1,13 @@
 package plugin
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStderrRateRefills(t *testing.T) {
@@ -48,4 +50,17 @@ func TestSanitizeStderr(t *testing.T) {
 			t.Errorf("sanitizeStderr(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
 		}
 	}
+}
+
+// A plugin's clean exit is a debug line; an abnormal one stays an error.
+func TestCleanPluginExitIsLoggedAtDebug(t *testing.T) {
+	var buf bytes.Buffer
+	l := quietStderrLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &buf}), binary: "x"}
+	l.Info(goPluginExitMessage, "plugin", "x", "id", 1)
+	require.Empty(t, buf.String())
+	l.Info("adapter plugin restarted")
+	require.Contains(t, buf.String(), "adapter plugin restarted")
+	buf.Reset()
+	l.Error(goPluginExitMessage, "plugin", "x", "error", "exit status 2")
+	require.Contains(t, buf.String(), "exit status 2")
 }

@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -173,8 +174,14 @@ func Parse(data []byte, origin Origin) (*Adapter, error) {
 		return nil, fmt.Errorf("profile %s: %d bytes, more than the %d a profile may have", origin, len(data), MaxProfileBytes)
 	}
 	var obj v1alpha1.AIBOMAdapterProfile
-	if err := yaml.UnmarshalStrict(data, &obj); err != nil {
+	// First say where: the field path and line of an unknown field or a
+	// value of the wrong shape, in the file's own format.
+	if err := checkFields(data, reflect.TypeFor[v1alpha1.AIBOMAdapterProfile]()); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", origin, err)
+	}
+	if err := yaml.UnmarshalStrict(data, &obj); err != nil {
+		return nil, fmt.Errorf("profile %s: %s: %s", origin, format(data),
+			strings.TrimPrefix(strings.TrimPrefix(err.Error(), "error unmarshaling JSON: "), "while decoding JSON: "))
 	}
 	if obj.APIVersion != v1alpha1.GroupVersion.String() || obj.Kind != "AIBOMAdapterProfile" {
 		return nil, fmt.Errorf("profile %s: want apiVersion %s, kind AIBOMAdapterProfile; got %q, %q",
@@ -184,7 +191,15 @@ func Parse(data []byte, origin Origin) (*Adapter, error) {
 	if name == "" {
 		return nil, fmt.Errorf("profile %s: metadata.name is empty", origin)
 	}
-	return Compile(obj.Spec, name, origin)
+	a, err := Compile(obj.Spec, name, origin)
+	if err != nil {
+		// The rule's path is in the error; the file knows its line.
+		if line := lineOf(data, err); line > 0 {
+			return nil, fmt.Errorf("%w (%s line %d)", err, format(data), line)
+		}
+		return nil, err
+	}
+	return a, nil
 }
 
 // Load reads profiles from a file or a folder (every *.yaml, *.yml and

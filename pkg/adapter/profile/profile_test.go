@@ -102,7 +102,7 @@ spec:
 func TestCompileRefusals(t *testing.T) {
 	for _, tc := range []struct{ rules, err string }{
 		{`runtimes: [{path: spec, value: vllm}]`, "needs a reason"},
-		{`models: [{path: spec, value: x, reason: y}]`, "only for runtimes and data"},
+		{`models: [{path: spec, value: x, reason: y}]`, "only for runtimes, frameworks and data"},
 		{`models: [{path: "spec..x"}]`, "empty field name"},
 		{`runtimes: [{path: spec.x, confidence: sure}]`, "not declared or inferred"},
 		{`properties: [{path: spec.x, name: "bad name"}]`, "dotted name"},

@@ -32,6 +32,7 @@ type selection struct {
 
 type templateRule struct {
 	selection
+	name       string // shape container: the name of a node without one
 	shape      string
 	group      string
 	byWildcard bool
@@ -39,7 +40,9 @@ type templateRule struct {
 
 type containerRule struct {
 	selection
-	name, group string
+	name  namePattern
+	group string
+	init  bool
 }
 
 type fieldRule struct {
@@ -62,6 +65,8 @@ type fieldRule struct {
 	name         string
 	confidence   adapter.Confidence
 	platform     bool
+	flags        []string
+	purpose      string
 }
 
 type refRule struct {
@@ -79,6 +84,7 @@ type kindRules struct {
 	commands   []fieldRule
 	models     []fieldRule
 	runtimes   []fieldRule
+	frameworks []fieldRule
 	data       []fieldRule
 	properties []fieldRule
 	refs       []refRule
@@ -149,7 +155,11 @@ const (
 	whatRuntime
 	whatData
 	whatProperty
+	whatFramework
 )
+
+// MaxFlags bounds the flags of one rule.
+const MaxFlags = 8
 
 func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 	sel, err := compileSelection(r.Selection, loc)
@@ -193,8 +203,8 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 		if out.reason == "" {
 			return fieldRule{}, fmt.Errorf("%s: a constant value needs a reason (why the operator implies it)", loc)
 		}
-		if w != whatRuntime && w != whatData {
-			return fieldRule{}, fmt.Errorf("%s: a constant value is only for runtimes and data", loc)
+		if w != whatRuntime && w != whatData && w != whatFramework {
+			return fieldRule{}, fmt.Errorf("%s: a constant value is only for runtimes, frameworks and data", loc)
 		}
 	}
 	switch r.Confidence {
@@ -208,6 +218,27 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 	default:
 		return fieldRule{}, fmt.Errorf("%s.confidence %q is not declared or inferred", loc, r.Confidence)
 	}
+	if len(r.Flags) > 0 {
+		if r.Value != "" {
+			return fieldRule{}, fmt.Errorf("%s: flags read a field; a constant value has none", loc)
+		}
+		if len(r.Flags) > MaxFlags {
+			return fieldRule{}, fmt.Errorf("%s.flags: %d flags, more than %d", loc, len(r.Flags), MaxFlags)
+		}
+		for i, fl := range r.Flags {
+			if !strings.HasPrefix(fl, "-") || strings.Trim(fl, "-") == "" || strings.ContainsAny(fl, "= \t\n") || len(fl) > 64 {
+				return fieldRule{}, fmt.Errorf("%s.flags[%d] %q must be a flag such as --model (no '=', no spaces)", loc, i, fl)
+			}
+		}
+		out.flags = append([]string(nil), r.Flags...)
+	}
+	switch {
+	case w == whatFramework && r.Purpose != adapter.PurposeEvaluation && r.Purpose != adapter.PurposeTraining:
+		return fieldRule{}, fmt.Errorf("%s.purpose %q must be %s or %s", loc, r.Purpose, adapter.PurposeEvaluation, adapter.PurposeTraining)
+	case w != whatFramework && r.Purpose != "":
+		return fieldRule{}, fmt.Errorf("%s: purpose is only for frameworks", loc)
+	}
+	out.purpose = r.Purpose
 	if r.Platform && w != whatRuntime {
 		return fieldRule{}, fmt.Errorf("%s: platform is only for runtimes", loc)
 	}
@@ -244,11 +275,12 @@ func propertyName(n string) bool {
 }
 
 func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.GroupKind]adapter.Kind) (*kindRules, error) {
-	n := len(r.PodTemplates) + len(r.Containers) + len(r.Commands) + len(r.Models) + len(r.Runtimes) + len(r.Data) + len(r.Properties) + len(r.References)
+	n := len(r.PodTemplates) + len(r.Containers) + len(r.Commands) + len(r.Models) + len(r.Runtimes) + len(r.Frameworks) + len(r.Data) + len(r.Properties) + len(r.References)
 	if n > MaxRules {
 		return nil, fmt.Errorf("%s: %d rules, more than %d", loc, n, MaxRules)
 	}
 	kr := &kindRules{}
+	constants := map[string]string{}
 	for i, t := range r.PodTemplates {
 		l := fmt.Sprintf("%s.podTemplates[%d]", loc, i)
 		sel, err := compileSelection(t.Selection, l)
@@ -266,7 +298,19 @@ func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.Group
 		if t.Group != "" && t.GroupByWildcard {
 			return nil, fmt.Errorf("%s: group and groupByWildcard are exclusive", l)
 		}
-		kr.templates = append(kr.templates, templateRule{selection: sel, shape: shape, group: t.Group, byWildcard: t.GroupByWildcard})
+		if t.Name != "" {
+			if shape != ShapeContainer {
+				return nil, fmt.Errorf("%s.name is only for shape container", l)
+			}
+			if !containerNameChars(t.Name) || strings.HasPrefix(t.Name, "-") || strings.HasSuffix(t.Name, "-") {
+				return nil, fmt.Errorf("%s.name %q is not a container name (lower-case letters, digits and inner '-')", l, t.Name)
+			}
+		}
+		if shape == ShapeContainer && t.Name == "" && !selectsListedContainers(sel.path) {
+			return nil, fmt.Errorf("%s: shape container needs a name, the operator's name for a container whose node has none "+
+				"(only the elements of a containers or initContainers list are always named)", l)
+		}
+		kr.templates = append(kr.templates, templateRule{selection: sel, name: t.Name, shape: shape, group: t.Group, byWildcard: t.GroupByWildcard})
 	}
 	for i, c := range r.Containers {
 		l := fmt.Sprintf("%s.containers[%d]", loc, i)
@@ -274,10 +318,17 @@ func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.Group
 		if err != nil {
 			return nil, err
 		}
-		if strings.TrimSpace(c.Name) == "" {
-			return nil, fmt.Errorf("%s.name is empty: the core matches the pods' container by name", l)
+		np, err := compileContainerName(c, l)
+		if err != nil {
+			return nil, err
 		}
-		kr.containers = append(kr.containers, containerRule{selection: sel, name: c.Name, group: c.Group})
+		if key := np.constant() + "\x00" + c.Group; np.constant() != "" {
+			if prev, dup := constants[key]; dup {
+				return nil, fmt.Errorf("%s: container %q (group %q) is already declared by %s: the pods' container would match both", l, np.constant(), c.Group, prev)
+			}
+			constants[key] = l
+		}
+		kr.containers = append(kr.containers, containerRule{selection: sel, name: np, group: c.Group, init: c.Init})
 	}
 	lists := []struct {
 		src  []v1alpha1.FieldRule
@@ -288,6 +339,7 @@ func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.Group
 		{r.Commands, &kr.commands, "commands", whatCommand},
 		{r.Models, &kr.models, "models", whatModel},
 		{r.Runtimes, &kr.runtimes, "runtimes", whatRuntime},
+		{r.Frameworks, &kr.frameworks, "frameworks", whatFramework},
 		{r.Data, &kr.data, "data", whatData},
 		{r.Properties, &kr.properties, "properties", whatProperty},
 	}
@@ -330,4 +382,15 @@ func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.Group
 		kr.refs = append(kr.refs, ref)
 	}
 	return kr, nil
+}
+
+// selectsListedContainers is true for a path ending in the elements of a
+// list named containers or initContainers ("spec.containers[*]"): Kubernetes
+// requires their names.
+func selectsListedContainers(p path) bool {
+	n := len(p)
+	if n < 2 || (p[n-1].kind != segEach && p[n-1].kind != segIndex) || p[n-2].kind != segField {
+		return false
+	}
+	return p[n-2].name == "containers" || p[n-2].name == "initContainers"
 }

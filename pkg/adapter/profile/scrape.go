@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -164,6 +165,47 @@ func values(p path, n node) ([]value, error) {
 	return out, nil
 }
 
+// flagValues reads the arguments at p below n as a program reads its
+// flags: for a list of strings, the element after one of flags, or the
+// rest of an element "flag=value"; for a string, the same on its words.
+// The locator is the element's (or, for a string, the field's).
+func flagValues(p path, n node, flags []string) ([]value, error) {
+	nodes, err := p.eval(n)
+	if err != nil {
+		return nil, err
+	}
+	var out []value
+	for _, v := range nodes {
+		var args []value
+		switch x := v.value.(type) {
+		case []any:
+			for i, e := range x {
+				if s, ok := scalar(e); ok {
+					args = append(args, value{s: s, locator: fmt.Sprintf("%s[%d]", v.locator, i)})
+				}
+			}
+		case string:
+			for _, w := range strings.Fields(x) {
+				args = append(args, value{s: w, locator: v.locator})
+			}
+		default:
+			return nil, fields.TypeError(v.locator, "list of strings or string", v.value)
+		}
+		for i := 0; i < len(args); i++ {
+			for _, fl := range flags {
+				if args[i].s == fl && i+1 < len(args) {
+					if next := args[i+1]; strings.TrimSpace(next.s) != "" && !strings.HasPrefix(next.s, "-") {
+						out = append(out, next)
+					}
+				} else if val, ok := strings.CutPrefix(args[i].s, fl+"="); ok && strings.TrimSpace(val) != "" {
+					out = append(out, value{s: val, locator: args[i].locator})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // first returns the first string at p below n, "" when p is empty or
 // selects none.
 func first(p path, n node) (value, error) {
@@ -194,9 +236,21 @@ func (s *scrape) apply(kr *kindRules, obj map[string]any, prefix string, depth i
 		if err != nil {
 			return err
 		}
-		if len(nodes) > 0 {
-			s.f.Containers = append(s.f.Containers, adapter.Container{Name: c.name, Group: c.group, ImageFromPods: true,
-				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: prefix + nodes[0].locator}})
+		// One container per name: a constant name is the operator's one
+		// container for the kind (its first node is the evidence); a
+		// pattern names one container per node.
+		named := map[string]bool{}
+		for _, n := range nodes {
+			name, err := c.name.build(n, root, prefix)
+			if err != nil {
+				return err
+			}
+			if name == "" || named[name] {
+				continue
+			}
+			named[name] = true
+			s.f.Containers = append(s.f.Containers, adapter.Container{Name: name, Group: c.group, Init: c.init, ImageFromPods: true,
+				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: prefix + n.locator}})
 		}
 	}
 	for _, r := range kr.commands {
@@ -216,6 +270,22 @@ func (s *scrape) apply(kr *kindRules, obj map[string]any, prefix string, depth i
 	}
 	for _, r := range kr.runtimes {
 		if err := s.runtimes(r, root, prefix); err != nil {
+			return err
+		}
+	}
+	for _, r := range kr.frameworks {
+		if err := s.each(r, root, func(v value, _ node) error {
+			name := podtemplate.RedactInto(strings.ToLower(strings.TrimSpace(v.s)), prefix+v.locator, s.f)
+			if podtemplate.IsPlaceholder(name) {
+				return nil
+			}
+			s.f.Frameworks = append(s.f.Frameworks, adapter.Framework{Name: name, Purpose: r.purpose, Confidence: r.confidence,
+				Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: prefix + v.locator}})
+			if r.value != "" {
+				s.f.Properties = append(s.f.Properties, adapter.Property{Name: s.a.name + "." + PropertyImplied + name, Value: r.reason})
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	}
@@ -252,8 +322,12 @@ func (s *scrape) each(r fieldRule, root node, fn func(v value, n node) error) er
 		if r.value != "" {
 			vs = []value{{s: r.value, locator: n.locator}}
 		} else {
-			field := r.field
-			if vs, err = values(field, n); err != nil {
+			if len(r.flags) > 0 {
+				vs, err = flagValues(r.field, n, r.flags)
+			} else {
+				vs, err = values(r.field, n)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -316,6 +390,15 @@ func (s *scrape) templates(t templateRule, root node, prefix string) error {
 		case ShapePodSpec:
 			tf, err = podtemplate.ScrapePodSpec(m, loc, podtemplate.Options{Group: group})
 		default:
+			if name, _ := m["name"].(string); strings.TrimSpace(name) == "" {
+				// The core matches a container in the pods by name: a node
+				// without one gets the operator's default from the rule.
+				if t.name == "" {
+					return fmt.Errorf("%s: a container without a name (the profile's rule gives none)", loc)
+				}
+				m = maps.Clone(m)
+				m["name"] = t.name
+			}
 			tf, err = podtemplate.ScrapeContainer(m, loc, podtemplate.ContainerOptions{Group: group})
 		}
 		if err != nil {

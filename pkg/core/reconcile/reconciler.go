@@ -605,7 +605,7 @@ func (r *Reconciler) countClosureMisses(ctx context.Context, desc graph.Descenda
 	for _, kind := range desc.Misses {
 		closureUnreadable.WithLabelValues(kind).Inc()
 		if _, loaded := r.missLogged.LoadOrStore("closure/"+kind, true); !loaded {
-			log.FromContext(ctx).Info("descendant closure could not read a kind; what lies below its objects is missing from root documents (logged once per kind)",
+			log.FromContext(ctx).V(1).Info("descendant closure could not read a kind (not served, forbidden or not synced); what lies below its objects is missing from root documents (logged once per kind)",
 				"kind", kind)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -39,6 +42,8 @@ const (
 	eventually = 30 * time.Second
 	tick       = 100 * time.Millisecond
 	digest     = "2222222222222222222222222222222222222222222222222222222222222222"
+	// removalGrace is how long the AIBOMs of a deleted profile's kinds stay.
+	removalGrace = 4 * time.Second
 )
 
 var (
@@ -64,6 +69,7 @@ func run(m *testing.M) int {
 	loaded, err := profileloader.Setup(controller.Manager, &profileloader.Loader{
 		Client: controller.Manager.GetClient(), Registry: controller.Registry, Static: static,
 		Watches: controller.Supervisor, Roots: controller.Reconciler, Log: ctrl.Log.WithName("adapter-profiles"),
+		RemovalGrace: removalGrace,
 	})
 	if err != nil || !loaded {
 		fmt.Fprintln(os.Stderr, "envtest: adapter profile loader:", loaded, err)
@@ -224,6 +230,69 @@ func TestProfileKindRollsUpAndEditsTakeEffectWithoutRestart(t *testing.T) {
 	requireNoAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"))
 }
 
+// Last good version wins: an edit that does not validate leaves the
+// previous version loaded (Accepted=False, Invalid, observedGeneration),
+// every AIBOM stays and is still reconciled with the last good version;
+// fixing the profile resumes. A profile deleted and re-created within the
+// grace period takes its AIBOMs over: none is deleted.
+func TestInvalidEditKeepsLastGoodVersionAndEveryAIBOM(t *testing.T) {
+	ns := env.NewNamespace(t, "lg", true)
+	env.MustApply(t, ns, widgetChain)
+	applyProfile(t, widgetProfile("widgets-lg", ""))
+	require.Equal(t, metav1.ConditionTrue, accepted(t, "widgets-lg").Status)
+	key := harness.AIBOMKey(ns, widgetGK, "gizmo")
+	before := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool {
+		return strings.Contains(a.Status.Document, digest) && len(a.Status.Absorbed) == 1
+	})
+
+	applyProfile(t, widgetProfile("widgets-lg", `      runtimes: [{path: "spec..broken", value: vllm, reason: r}]
+`))
+	c := accepted(t, "widgets-lg")
+	require.Equal(t, metav1.ConditionFalse, c.Status)
+	require.Equal(t, v1alpha1.ReasonProfileInvalid, c.Reason)
+	require.Contains(t, c.Message, "stays loaded")
+	require.Contains(t, c.Message, "spec.kinds[0].rules.runtimes[0].path")
+	p := &v1alpha1.AIBOMAdapterProfile{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: "widgets-lg"}, p))
+	require.Equal(t, p.Generation, c.ObservedGeneration)
+	require.True(t, controller.Registry.IsTracked(widgetGK), "the last good version must stay registered")
+
+	// Still reconciled with the last good version: a change to the Widget
+	// reaches its document.
+	ctx := context.Background()
+	w := &unstructured.Unstructured{}
+	w.SetGroupVersionKind(widgetGK.WithVersion("v1"))
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gizmo"}, w))
+	require.NoError(t, unstructured.SetNestedField(w.Object, "Qwen/Qwen3-32B", "spec", "model"))
+	require.NoError(t, env.Client.Update(ctx, w))
+	a := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Model == "Qwen/Qwen3-32B" })
+	require.Equal(t, before.UID, a.UID, "the AIBOM must never be deleted")
+	require.Len(t, a.Status.Absorbed, 1)
+	require.True(t, apierrors.IsNotFound(env.Client.Get(ctx, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"), &v1alpha1.AIBOM{})),
+		"the absorbed Deployment must stay absorbed")
+
+	// Fixing it resumes with the new version.
+	applyProfile(t, widgetProfile("widgets-lg", `      runtimes: [{path: spec, value: vllm, reason: widgets run on vLLM}]
+`))
+	require.Equal(t, metav1.ConditionTrue, accepted(t, "widgets-lg").Status)
+	a = waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Runtime == "vllm" })
+	require.Equal(t, before.UID, a.UID)
+
+	// Deleted and re-created within the grace period: the AIBOM is kept.
+	require.NoError(t, env.Client.Delete(ctx, &v1alpha1.AIBOMAdapterProfile{ObjectMeta: metav1.ObjectMeta{Name: "widgets-lg"}}))
+	require.Eventually(t, func() bool { return !controller.Registry.IsTracked(widgetGK) }, eventually, tick)
+	applyProfile(t, widgetProfile("widgets-lg", ""))
+	require.Equal(t, metav1.ConditionTrue, accepted(t, "widgets-lg").Status)
+	deadline := time.Now().Add(removalGrace + 2*time.Second)
+	for time.Now().Before(deadline) {
+		got := &v1alpha1.AIBOM{}
+		require.NoError(t, env.Client.Get(ctx, key, got), "a re-claimed kind's AIBOM must not be deleted")
+		require.Equal(t, before.UID, got.UID)
+		time.Sleep(tick)
+	}
+	require.NoError(t, env.Client.Delete(ctx, &v1alpha1.AIBOMAdapterProfile{ObjectMeta: metav1.ObjectMeta{Name: "widgets-lg"}}))
+}
+
 // A broken profile is a condition on it, never a crash, and never affects
 // other adapters; a profile claiming a kind another adapter tracks is
 // refused.
@@ -280,4 +349,34 @@ func requireNoAIBOM(t *testing.T, key client.ObjectKey) {
 	t.Helper()
 	err := env.Client.Get(context.Background(), key, &v1alpha1.AIBOM{})
 	require.True(t, apierrors.IsNotFound(err), "unexpected AIBOM %s (err %v)", key, err)
+}
+
+// kubectl habits, checked on the API server's discovery: "aibom" is the
+// AIBOM's singular name and no category (kubectl expands a category before
+// a name, so `kubectl get aibom NAME` would fail and `kubectl get aibom -A`
+// would list profiles and configs too); the three kinds share the category
+// aibom-all, for whoever asks for all of them.
+func TestDiscoveryCategoriesKeepKubectlGetAIBOMToAIBOMs(t *testing.T) {
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	require.NoError(t, err)
+	list, err := dc.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String())
+	require.NoError(t, err)
+	inAll := map[string]bool{}
+	for _, r := range list.APIResources {
+		if strings.Contains(r.Name, "/") {
+			continue
+		}
+		require.NotContains(t, r.Categories, "aibom", "%s: category aibom hides the AIBOM's singular name", r.Name)
+		require.NotContains(t, r.Categories, "all", "%s must not show up in kubectl get all", r.Name)
+		require.NotContains(t, r.ShortNames, "aibom", r.Name)
+		if slices.Contains(r.Categories, "aibom-all") {
+			inAll[r.Name] = true
+		}
+		if r.Name == "aiboms" {
+			require.Equal(t, "aibom", r.SingularName)
+		} else {
+			require.NotEqual(t, "aibom", r.SingularName, r.Name)
+		}
+	}
+	require.Equal(t, map[string]bool{"aiboms": true, "aibomconfigs": true, "aibomadapterprofiles": true}, inAll)
 }

@@ -17,6 +17,8 @@
 //	    data: [...]
 //	    properties: {kaito.instanceType: Standard_NC24ads_A100_v4}
 //	    imagesFromPods: [server]      # containers whose image the operator picks
+//	    frameworks: [{name: lm-eval}] # evaluation and training frameworks
+//	    initContainers: [downloader]  # containers reported as init containers
 //	  broken:
 //	    wantErr: true
 //
@@ -61,7 +63,10 @@ type Expectation struct {
 	Runtimes   []Claim           `json:"runtimes,omitempty"`
 	Models     []Claim           `json:"models,omitempty"`
 	Data       []Claim           `json:"data,omitempty"`
+	Frameworks []Claim           `json:"frameworks,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
+	// InitContainers names containers reported as init containers.
+	InitContainers []string `json:"initContainers,omitempty"`
 	// ImagesFromPods names containers reported without an image, left to
 	// the pods (the operator picks the image).
 	ImagesFromPods []string `json:"imagesFromPods,omitempty"`
@@ -128,7 +133,8 @@ func Load(dir string) ([]conformance.Fixture, []conformance.Option, error) {
 		fixtures = append(fixtures, conformance.Fixture{
 			Name: name, Object: objs[0], References: objs[1:], WantErr: e.WantErr,
 			Expect: conformance.Expect{Images: e.Images, Runtimes: claims(e.Runtimes), Models: claims(e.Models),
-				Data: claims(e.Data), Properties: e.Properties, ImagesFromPods: e.ImagesFromPods},
+				Data: claims(e.Data), Frameworks: claims(e.Frameworks), Properties: e.Properties,
+				ImagesFromPods: e.ImagesFromPods, InitContainers: e.InitContainers},
 		})
 	}
 	var unknown []string
