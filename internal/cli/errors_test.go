@@ -80,7 +80,7 @@ metadata: {name: cfg}
 `+strings.Replace(deployment, "  name: web\n", "  name: web\n  ownerReferences: [{apiVersion: example.com/v1, kind: ModelServer, name: ms, controller: true}]\n", 1))
 	code, out, errOut := run(t, "scan", "-f", f)
 	require.Equal(t, ExitOK, code, errOut)
-	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept (they can own workloads, but get no document): ConfigMap (1), ModelServer.example.com (2)\n", errOut)
+	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept (they can own workloads; one that shows an AI signal in its spec is read generically): ConfigMap (1), ModelServer.example.com (2)\n", errOut)
 	require.Contains(t, out, "default    Deployment  web ")
 }
 

@@ -65,7 +65,7 @@ func TestGoldenTable(t *testing.T) {
 	require.Equal(t, ExitOK, code, errOut)
 	golden(t, "table.txt", out)
 	// The NIMCache is a referenced kind: known, and read by its NIMService.
-	require.Equal(t, "note: 1 object(s) of kinds no enabled adapter knows were kept (they can own workloads, but get no document): Service (1)\n", errOut)
+	require.Equal(t, "note: 1 object(s) of kinds no enabled adapter knows were kept (they can own workloads; one that shows an AI signal in its spec is read generically): Service (1)\n", errOut)
 }
 
 func TestGoldenJSON(t *testing.T) {

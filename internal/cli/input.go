@@ -233,7 +233,8 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 	}
 
 	ev := &evaluation{reg: reg, snap: snap, store: graph.NewMemoryStore(snap.Objects), partial: snap.Partial}
-	sopts := scan.Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: opts.maxDocBytes, Unused: opts.unused}
+	sopts := scan.Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: opts.maxDocBytes, Unused: opts.unused,
+		Objects: snap.Objects}
 	if f.fromFiles() && f.requireOptIn {
 		sopts.Namespace = func(ns string) bool { return snap.NamespaceLabels[ns][graph.OptInLabel] == "true" }
 	}
@@ -252,6 +253,15 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 		if skipped := notOptedIn(ctx, reg, ev.store, snap); len(skipped) > 0 {
 			fmt.Fprintf(s.Err, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", graph.OptInLabel, strings.Join(skipped, ", "))
 		}
+	}
+	var generic []string
+	for _, r := range ev.roots {
+		if r.Generic {
+			generic = append(generic, r.Entry.Kind.String()+" "+objectName(r))
+		}
+	}
+	if len(generic) > 0 {
+		fmt.Fprintf(s.Err, "note: %d object(s) no adapter reads (a kind no adapter knows, a Pod nobody controls) show an AI signal in their spec and are reported, read generically: %s\n", len(generic), strings.Join(generic, ", "))
 	}
 	var unused []string
 	for _, r := range ev.roots {

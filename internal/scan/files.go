@@ -207,7 +207,7 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 			n += c
 		}
 		sort.Strings(parts)
-		snap.Notes = append(snap.Notes, fmt.Sprintf("%d object(s) of kinds no enabled adapter knows were kept (they can own workloads, but get no document): %s", n, strings.Join(parts, ", ")))
+		snap.Notes = append(snap.Notes, fmt.Sprintf("%d object(s) of kinds no enabled adapter knows were kept (they can own workloads; one that shows an AI signal in its spec is read generically): %s", n, strings.Join(parts, ", ")))
 	}
 	for _, u := range manifest.ResolveOwners(objs) {
 		s := where[u.Object]

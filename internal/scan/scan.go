@@ -39,6 +39,10 @@ type Root struct {
 	// document says what it defines, and nothing runs it. The controller
 	// writes no AIBOM for it.
 	Unused bool
+	// Generic marks an object no adapter reads (a kind no adapter or
+	// profile knows, a Pod nobody controls), read with generic.Scrape and
+	// reported because it shows an AI signal (see Options.Objects).
+	Generic bool
 }
 
 // Document returns the root's document ("" when none could be built).
@@ -92,6 +96,11 @@ type Options struct {
 	// to, when their adapter can read them on their own
 	// (adapter.ReferencedScraper); see Root.Unused.
 	Unused bool
+	// Objects are the objects of the input. Those no adapter reads (kinds
+	// no adapter knows, Pods nobody controls) are read with generic.Scrape,
+	// and reported when they show an AI signal (Root.Generic); nil reads
+	// none.
+	Objects []client.Object
 }
 
 // Evaluate finds every root in store and builds its report, the way the
@@ -138,6 +147,13 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			rep := reconcile.BuildReport(rctx, e, u, desc, opts.Tool, opts.MaxDocumentBytes)
 			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName())})
 		}
+	}
+	if len(opts.Objects) > 0 {
+		gen, err := genericRoots(ctx, reg, opts.Objects, opts)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, gen...)
 	}
 	if opts.Unused {
 		unused, err := unusedReferences(ctx, reg, store, used, opts)
