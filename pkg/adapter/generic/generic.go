@@ -126,6 +126,9 @@ type walker struct {
 	nodes       int
 	// scraped counts the pod templates, pod specs and containers read.
 	scraped []string
+	// modelObjects are the paths of the objects read as a model object,
+	// whose fields are not read again.
+	modelObjects map[string]bool
 }
 
 // modelKeys are the keys (lower-cased, without "-", "_" and ".") whose
@@ -210,7 +213,7 @@ func (w *walker) visit(v any, path, key string, depth int, dataset bool, out *ad
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		if !hardwareKey(key) {
+		if !hardwareKey(key) && !w.modelObjects[path] {
 			w.modelFields(t, keys, path, dataset, skip, out)
 		}
 		for _, k := range keys {
@@ -307,6 +310,10 @@ func (w *walker) modelFields(m map[string]any, keys []string, path string, datas
 			if !modelKeys[nk] || dataset {
 				continue
 			}
+			if w.modelObjects == nil {
+				w.modelObjects = map[string]bool{}
+			}
+			w.modelObjects[loc] = true
 			if w.modelObject(val, loc, served, out) {
 				recorded = true
 			}

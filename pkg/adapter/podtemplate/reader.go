@@ -172,12 +172,14 @@ func lastSegment(s string) string {
 	return s
 }
 
-// splitWords splits elements holding white space into words, each keeping
+// splitWords splits elements holding white space into words (not the code
+// after "-c", one argument), each keeping
 // its element's locator.
 func splitWords(ws []word) []word {
 	var out []word
-	for _, w := range ws {
-		if !strings.ContainsAny(w.text, " \t\n\r") {
+	for i, w := range ws {
+		// The code of "python -c" is one argument.
+		if !strings.ContainsAny(w.text, " \t\n\r") || i > 0 && ws[i-1].text == "-c" {
 			out = append(out, w)
 			continue
 		}
