@@ -103,6 +103,11 @@ type ProfileRules struct {
 	// Data is model storage (a cache, a volume, a PVC).
 	// +optional
 	Data []FieldRule `json:"data,omitempty"`
+	// Frameworks are training and evaluation framework claims: a field's
+	// value, or a constant the kind implies (a JAXJob runs JAX). A rule's
+	// Name is the purpose: "training" (the default) or "evaluation".
+	// +optional
+	Frameworks []FieldRule `json:"frameworks,omitempty"`
 	// Properties are kind-specific facts recorded on the document, named
 	// "<adapter>.<name>".
 	// +optional
@@ -177,8 +182,9 @@ type FieldRule struct {
 	// the node is the value. A list of strings gives one value per element.
 	// +optional
 	Field string `json:"field,omitempty"`
-	// Value is a constant used instead of a field: a runtime the operator
-	// implies whenever the selected node exists. Reason is required with it.
+	// Value is a constant used instead of a field: a runtime, a data
+	// location or a framework the operator implies whenever the selected
+	// node exists. Reason is required with it.
 	// +optional
 	Value string `json:"value,omitempty"`
 	// Reason says why the operator implies Value; it is recorded on the
@@ -221,7 +227,8 @@ type FieldRule struct {
 	// from the node, or from the object's root when it starts with "$.".
 	// +optional
 	BaseModel string `json:"baseModel,omitempty"`
-	// Name is a property's name (after "<adapter>.") or a data kind.
+	// Name is a property's name (after "<adapter>."), a data kind, or a
+	// framework's purpose ("training", "evaluation").
 	// +optional
 	Name string `json:"name,omitempty"`
 	// Confidence is declared or inferred: declared by default for a field,

@@ -559,6 +559,13 @@ func (in *ProfileRules) DeepCopyInto(out *ProfileRules) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Frameworks != nil {
+		in, out := &in.Frameworks, &out.Frameworks
+		*out = make([]FieldRule, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Properties != nil {
 		in, out := &in.Properties, &out.Properties
 		*out = make([]FieldRule, len(*in))

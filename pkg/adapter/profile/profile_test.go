@@ -2,10 +2,13 @@ package profile
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
 func TestParsePath(t *testing.T) {
@@ -102,7 +105,10 @@ spec:
 func TestCompileRefusals(t *testing.T) {
 	for _, tc := range []struct{ rules, err string }{
 		{`runtimes: [{path: spec, value: vllm}]`, "needs a reason"},
-		{`models: [{path: spec, value: x, reason: y}]`, "only for runtimes and data"},
+		{`models: [{path: spec, value: x, reason: y}]`, "only for runtimes, data and frameworks"},
+		{`frameworks: [{path: spec, value: jax}]`, "needs a reason"},
+		{`frameworks: [{path: spec, value: jax, reason: r, name: serving}]`, "not a framework purpose"},
+		{`models: [{path: spec, name: training}]`, "only for properties, data and frameworks"},
 		{`models: [{path: "spec..x"}]`, "empty field name"},
 		{`runtimes: [{path: spec.x, confidence: sure}]`, "not declared or inferred"},
 		{`properties: [{path: spec.x, name: "bad name"}]`, "dotted name"},
@@ -170,6 +176,46 @@ func TestScrapeConditionsAndConstants(t *testing.T) {
 	f, _ = a.Scrape(context.Background(), obj)
 	if len(f.Runtimes) != 1 || f.Runtimes[0].Confidence != "declared" || f.Runtimes[0].Evidence.Locator != "spec.engine" {
 		t.Errorf("declared runtime: %+v", f.Runtimes)
+	}
+}
+
+// A framework rule: a constant the kind implies (located at the selected
+// node, its reason recorded), or a field's value with a purpose.
+func TestScrapeFrameworks(t *testing.T) {
+	a, err := Parse([]byte(strings.Replace(base, "%s", `
+    frameworks: [
+      {path: spec.jaxReplicaSpecs, value: jax, confidence: declared, reason: a JAXJob runs JAX},
+      {path: spec.eval, field: harness, name: evaluation}]`, 1)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "demo.example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"},
+		"spec": map[string]any{"jaxReplicaSpecs": map[string]any{}, "eval": map[string]any{"harness": "LM-Evaluation-Harness"}},
+	}}
+	f, err := a.Scrape(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []adapter.Framework{
+		{Name: "jax", Purpose: adapter.PurposeTraining, Confidence: adapter.Declared, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.jaxReplicaSpecs"}},
+		{Name: "lm-evaluation-harness", Purpose: adapter.PurposeEvaluation, Confidence: adapter.Declared, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: "spec.eval.harness"}},
+	}
+	if !reflect.DeepEqual(f.Frameworks, want) {
+		t.Errorf("frameworks: %+v, want %+v", f.Frameworks, want)
+	}
+	found := false
+	for _, p := range f.Properties {
+		found = found || p.Name == "demo.implied.jax" && p.Value == "a JAXJob runs JAX"
+	}
+	if !found {
+		t.Errorf("the reason of an implied framework is not recorded: %+v", f.Properties)
+	}
+	// Without the node, nothing is implied.
+	delete(obj.Object["spec"].(map[string]any), "jaxReplicaSpecs")
+	f, _ = a.Scrape(context.Background(), obj)
+	if len(f.Frameworks) != 1 {
+		t.Errorf("frameworks without the replica specs: %+v", f.Frameworks)
 	}
 }
 

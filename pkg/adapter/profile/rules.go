@@ -80,6 +80,7 @@ type kindRules struct {
 	models     []fieldRule
 	runtimes   []fieldRule
 	data       []fieldRule
+	frameworks []fieldRule
 	properties []fieldRule
 	refs       []refRule
 }
@@ -149,6 +150,7 @@ const (
 	whatRuntime
 	whatData
 	whatProperty
+	whatFramework
 )
 
 func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
@@ -193,8 +195,8 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 		if out.reason == "" {
 			return fieldRule{}, fmt.Errorf("%s: a constant value needs a reason (why the operator implies it)", loc)
 		}
-		if w != whatRuntime && w != whatData {
-			return fieldRule{}, fmt.Errorf("%s: a constant value is only for runtimes and data", loc)
+		if w != whatRuntime && w != whatData && w != whatFramework {
+			return fieldRule{}, fmt.Errorf("%s: a constant value is only for runtimes, data and frameworks", loc)
 		}
 	}
 	switch r.Confidence {
@@ -223,9 +225,17 @@ func compileField(r v1alpha1.FieldRule, loc string, w what) (fieldRule, error) {
 		if r.Name == "" {
 			out.name = "location"
 		}
+	case whatFramework:
+		switch r.Name {
+		case "":
+			out.name = adapter.PurposeTraining
+		case adapter.PurposeTraining, adapter.PurposeEvaluation:
+		default:
+			return fieldRule{}, fmt.Errorf("%s.name %q is not a framework purpose (training or evaluation)", loc, r.Name)
+		}
 	default:
 		if r.Name != "" {
-			return fieldRule{}, fmt.Errorf("%s.name is only for properties and data", loc)
+			return fieldRule{}, fmt.Errorf("%s.name is only for properties, data and frameworks", loc)
 		}
 	}
 	return out, nil
@@ -244,7 +254,7 @@ func propertyName(n string) bool {
 }
 
 func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.GroupKind]adapter.Kind) (*kindRules, error) {
-	n := len(r.PodTemplates) + len(r.Containers) + len(r.Commands) + len(r.Models) + len(r.Runtimes) + len(r.Data) + len(r.Properties) + len(r.References)
+	n := len(r.PodTemplates) + len(r.Containers) + len(r.Commands) + len(r.Models) + len(r.Runtimes) + len(r.Data) + len(r.Frameworks) + len(r.Properties) + len(r.References)
 	if n > MaxRules {
 		return nil, fmt.Errorf("%s: %d rules, more than %d", loc, n, MaxRules)
 	}
@@ -289,6 +299,7 @@ func compileRules(r v1alpha1.ProfileRules, loc string, declared map[schema.Group
 		{r.Models, &kr.models, "models", whatModel},
 		{r.Runtimes, &kr.runtimes, "runtimes", whatRuntime},
 		{r.Data, &kr.data, "data", whatData},
+		{r.Frameworks, &kr.frameworks, "frameworks", whatFramework},
 		{r.Properties, &kr.properties, "properties", whatProperty},
 	}
 	for _, l := range lists {

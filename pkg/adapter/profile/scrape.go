@@ -26,9 +26,9 @@ const PropertyImplied = "implied."
 
 // Scrape reads one object of a tracked kind with the kind's rules: pod
 // templates through the shared pod-template scraper, then commands,
-// models, runtimes, data, properties and references, in that order. A
-// field of the wrong type on a selected path is an error naming its
-// locator; an absent field selects nothing.
+// models, runtimes, data, frameworks, properties and references, in that
+// order. A field of the wrong type on a selected path is an error naming
+// its locator; an absent field selects nothing.
 func (a *Adapter) Scrape(ctx context.Context, obj *unstructured.Unstructured) (adapter.Findings, error) {
 	if obj == nil || obj.Object == nil {
 		return adapter.Findings{}, fmt.Errorf("%s: no object", a.name)
@@ -221,6 +221,11 @@ func (s *scrape) apply(kr *kindRules, obj map[string]any, prefix string, depth i
 	}
 	for _, r := range kr.data {
 		if err := s.data(r, root, prefix); err != nil {
+			return err
+		}
+	}
+	for _, r := range kr.frameworks {
+		if err := s.frameworks(r, root, prefix); err != nil {
 			return err
 		}
 	}
@@ -432,6 +437,21 @@ func (s *scrape) runtimes(r fieldRule, root node, prefix string) error {
 		}
 		s.f.Runtimes = append(s.f.Runtimes, adapter.Runtime{Name: name, Platform: r.platform, Confidence: r.confidence,
 			Version:  podtemplate.RedactInto(version.s, prefix+version.locator, s.f),
+			Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: prefix + v.locator}})
+		if r.value != "" {
+			s.f.Properties = append(s.f.Properties, adapter.Property{Name: s.a.name + "." + PropertyImplied + name, Value: r.reason})
+		}
+		return nil
+	})
+}
+
+func (s *scrape) frameworks(r fieldRule, root node, prefix string) error {
+	return s.each(r, root, func(v value, _ node) error {
+		if podtemplate.IsPlaceholder(v.s) {
+			return nil
+		}
+		name := podtemplate.RedactInto(strings.ToLower(strings.TrimSpace(v.s)), prefix+v.locator, s.f)
+		s.f.Frameworks = append(s.f.Frameworks, adapter.Framework{Name: name, Purpose: r.name, Confidence: r.confidence,
 			Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: prefix + v.locator}})
 		if r.value != "" {
 			s.f.Properties = append(s.f.Properties, adapter.Property{Name: s.a.name + "." + PropertyImplied + name, Value: r.reason})
