@@ -278,6 +278,21 @@ func runtimeFromName(v string) (string, bool) {
 	return "", false
 }
 
+// frameworkFromName maps a free-text name (a label value) to a framework:
+// exactly one of the names of frameworkRules or a framework's own name.
+func frameworkFromName(v string) (name, purpose string, ok bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v == "" {
+		return "", "", false
+	}
+	for _, r := range frameworkRules {
+		if v == r.framework || contains(r.names, v) {
+			return r.framework, r.purpose, true
+		}
+	}
+	return "", "", false
+}
+
 var pythonProgram = regexp.MustCompile(`^python[0-9.]*$`)
 
 // isPython reports whether a program is a Python interpreter.

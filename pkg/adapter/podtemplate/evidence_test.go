@@ -179,3 +179,18 @@ func TestJoinServedNames(t *testing.T) {
 	JoinServedNames(shared)
 	require.Equal(t, "s", shared[2].Name)
 }
+
+func TestFrameworkLabels(t *testing.T) {
+	tmpl := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"job-type": "Horovod", "example.com/framework": "paddle", "app": "tensorflow"}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "w", "image": "acme/w:1"}}},
+	}
+	f, err := ScrapeTemplate(tmpl, "spec.template", Options{})
+	require.NoError(t, err)
+	require.Equal(t, []adapter.Framework{
+		{Name: "paddlepaddle", Purpose: adapter.PurposeTraining, Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: "spec.template.metadata.labels[example.com/framework]"}},
+		{Name: "horovod", Purpose: adapter.PurposeTraining, Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: "spec.template.metadata.labels[job-type]"}},
+	}, f.Frameworks)
+}

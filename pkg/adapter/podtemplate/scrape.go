@@ -2,6 +2,7 @@ package podtemplate
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,6 +105,7 @@ func ScrapeTemplate(template map[string]any, path string, opts Options) (adapter
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
 	f.Runtimes = append(f.Runtimes, runtimesFromLabels(meta, path+".metadata")...)
+	f.Frameworks = append(f.Frameworks, frameworksFromLabels(meta, path+".metadata")...)
 	spec, err := fields.Object(template, "spec", path)
 	if err != nil {
 		return adapter.Findings{}, err
@@ -552,6 +554,34 @@ func runtimesFromLabels(meta map[string]any, path string) []adapter.Runtime {
 		v, _ := labels[k].(string)
 		if rt, ok := runtimeFromName(v); ok {
 			out = append(out, adapter.Runtime{Name: rt, Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: path + ".labels[" + k + "]"}})
+		}
+	}
+	return out
+}
+
+// frameworkLabelKeys are the label keys (the part after any "<prefix>/")
+// whose value names a framework ("job-type: Horovod").
+var frameworkLabelKeys = map[string]bool{"job-type": true, "framework": true, "training-framework": true}
+
+// frameworksFromLabels reads the pod template labels whose key says they
+// name a framework and whose value is one, by its canonical name or its
+// image name ("Horovod", "tensorflow", "paddle").
+func frameworksFromLabels(meta map[string]any, path string) []adapter.Framework {
+	labels, _ := meta["labels"].(map[string]any)
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []adapter.Framework
+	for _, k := range keys {
+		if !frameworkLabelKeys[strings.ToLower(lastSegment(k))] {
+			continue
+		}
+		v, _ := labels[k].(string)
+		if fw, purpose, ok := frameworkFromName(v); ok {
+			out = append(out, adapter.Framework{Name: fw, Purpose: purpose, Confidence: adapter.Inferred,
 				Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: path + ".labels[" + k + "]"}})
 		}
 	}
