@@ -39,7 +39,10 @@
 // podtemplate.ReadCommand (models from its flags, frameworks and runtimes it
 // starts), spec.runtimeEnvYAML's env_vars as for a Ray Serve application,
 // and spec.submitterPodTemplate with the podtemplate scraper, grouped
-// "submitter".
+// "submitter". Without a submitterPodTemplate (and in K8sJobMode, the
+// default), KubeRay's submitter Job runs the head's image in a container
+// named "ray-job-submitter": the head container lists that name in its
+// PodNames, so the submitter pod counts among the pods running its digest.
 //
 // # Malformed input
 //
@@ -341,6 +344,26 @@ func envVars(env map[string]any, path string, f *adapter.Findings) {
 	}
 }
 
+// SubmitterContainer is the name KubeRay gives the container of the
+// submitter Job it creates when a RayJob has no submitterPodTemplate.
+const SubmitterContainer = "ray-job-submitter"
+
+// defaultSubmitter records that KubeRay's default submitter runs the head's
+// image: the head container (the first of the head template) is also the
+// submitter pod's "ray-job-submitter" container, so that a submitter pod
+// running the head's digest counts as one more pod running it.
+func defaultSubmitter(f *adapter.Findings) {
+	for i := range f.Containers {
+		c := &f.Containers[i]
+		if c.Group == GroupHead && !c.Init && strings.HasSuffix(c.Evidence.Locator, ".headGroupSpec.template.spec.containers[0].image") {
+			if !slices.Contains(c.PodNames, SubmitterContainer) {
+				c.PodNames = append(c.PodNames, SubmitterContainer)
+			}
+			return
+		}
+	}
+}
+
 // rayJob reads a RayJob's entrypoint, runtime env and submitter template.
 func rayJob(spec map[string]any, f *adapter.Findings) error {
 	entry, _, err := fields.String(spec, "entrypoint", "spec")
@@ -363,8 +386,18 @@ func rayJob(spec map[string]any, f *adapter.Findings) error {
 		}
 	}
 	sub, err := fields.Object(spec, "submitterPodTemplate", "spec")
-	if err != nil || sub == nil {
+	if err != nil {
 		return err
+	}
+	if sub == nil {
+		mode, _, err := fields.String(spec, "submissionMode", "spec")
+		if err != nil {
+			return err
+		}
+		if mode == "" || mode == "K8sJobMode" {
+			defaultSubmitter(f)
+		}
+		return nil
 	}
 	sf, err := podtemplate.ScrapeTemplate(sub, "spec.submitterPodTemplate", podtemplate.Options{Group: GroupSubmitter})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/conformance"
+	"github.com/aibom-dev/aibom/pkg/core/digest"
 	"github.com/aibom-dev/aibom/test/crds"
 )
 
@@ -111,4 +112,38 @@ func TestMalformed(t *testing.T) {
 		_, err := New().Scrape(context.Background(), u)
 		require.Error(t, err, name)
 	}
+}
+
+// KubeRay's default submitter (no submitterPodTemplate) runs the head's
+// image: a submitter pod running the head's digest counts as a second pod
+// running it. With a submitterPodTemplate, or in HTTPMode, it does not.
+func TestDefaultSubmitterRunsTheHeadDigest(t *testing.T) {
+	const d = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	pods := []digest.Pod{
+		{Name: "batch-infer-head-x", Statuses: []digest.PodContainerStatus{{Name: "ray-head", Image: "rayproject/ray:2.40.0-gpu", ImageID: "docker.io/rayproject/ray@" + d}}},
+		{Name: "batch-infer-sub", Statuses: []digest.PodContainerStatus{{Name: SubmitterContainer, Image: "rayproject/ray:2.40.0-gpu", ImageID: "docker.io/rayproject/ray@" + d}}},
+	}
+	headPods := func(u *unstructured.Unstructured) int {
+		t.Helper()
+		f := scrapeObj(t, u)
+		for i, c := range f.Containers {
+			if c.Group == GroupHead {
+				r := digest.Resolve(f.Containers, pods)[i]
+				require.Len(t, r.Running, 1)
+				return r.Running[0].Pods
+			}
+		}
+		t.Fatal("no head container")
+		return 0
+	}
+	u := fixture(t, "rayjob-batch.yaml")
+	unstructured.RemoveNestedField(u.Object, "spec", "submitterPodTemplate")
+	require.Equal(t, 2, headPods(u))
+
+	http := u.DeepCopy()
+	require.NoError(t, unstructured.SetNestedField(http.Object, "HTTPMode", "spec", "submissionMode"))
+	require.Equal(t, 1, headPods(http))
+
+	// With its own template the submitter is a container of its own.
+	require.Equal(t, 1, headPods(fixture(t, "rayjob-batch.yaml")))
 }

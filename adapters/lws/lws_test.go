@@ -132,7 +132,8 @@ func TestScrapeFixtures(t *testing.T) {
 				{Name: "vllm", Version: "v0.10.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, r0+".image")},
 				{Name: "vllm", Version: "v0.10.1", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceImagePattern, r1+".image")},
 				{Name: "vllm", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceContainerCommand, r1+".command[0](vllm)")},
-				{Name: "ray-serve", Version: "2.44.1", Confidence: adapter.Inferred,
+				// A Ray image runs Ray (the platform), not Ray Serve.
+				{Name: "ray", Platform: true, Confidence: adapter.Inferred,
 					Evidence: ev(adapter.SourceImagePattern, "spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image")},
 			},
 			Models: []adapter.Model{

@@ -95,8 +95,11 @@ func TestScrapeFixtures(t *testing.T) {
 			Runtimes: nimRuntime("1.12.0"),
 			// No model from the multi-LLM image.
 			Models: []adapter.Model{
-				{Name: "meta-llama/Llama-3.2-1B-Instruct", Source: "hf://meta-llama/Llama-3.2-1B-Instruct", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[0](NIM_MODEL_NAME)")},
-				{Name: "llama-3.2-1b", Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[1](NIM_SERVED_MODEL_NAME)")},
+				// The served name is the model's: one component.
+				{Name: "meta-llama/Llama-3.2-1B-Instruct", Source: "hf://meta-llama/Llama-3.2-1B-Instruct", ServedName: "llama-3.2-1b",
+					Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[0](NIM_MODEL_NAME)")},
+				{Name: "meta-llama/Llama-3.2-1B-Instruct", Source: "hf://meta-llama/Llama-3.2-1B-Instruct", ServedName: "llama-3.2-1b",
+					Confidence: adapter.Inferred, Evidence: ev(adapter.SourceEnvVar, "spec.env[1](NIM_SERVED_MODEL_NAME)")},
 			},
 			Data: []adapter.Data{{Name: "llm-nim-pvc", Kind: "pvc", Confidence: adapter.Declared,
 				Evidence: ev(adapter.SourceCRDField, "spec.storage.pvc.create")}},

@@ -262,7 +262,21 @@ func readTrainingRuntime(ref adapter.Reference, obj *unstructured.Unstructured, 
 			return adapter.Findings{}, err
 		}
 		if override {
+			// spec.trainer replaces the runtime's trainer image: what that
+			// image says (a framework, a runtime) is not what runs.
+			var replaced []string
+			for _, c := range tf.Containers {
+				if c.Name == TrainerContainer {
+					replaced = append(replaced, c.Evidence.Locator)
+				}
+			}
 			tf.Containers = slices.DeleteFunc(tf.Containers, func(c adapter.Container) bool { return c.Name == TrainerContainer })
+			tf.Frameworks = slices.DeleteFunc(tf.Frameworks, func(x adapter.Framework) bool {
+				return x.Evidence.Source == adapter.SourceImagePattern && slices.Contains(replaced, x.Evidence.Locator)
+			})
+			tf.Runtimes = slices.DeleteFunc(tf.Runtimes, func(x adapter.Runtime) bool {
+				return x.Evidence.Source == adapter.SourceImagePattern && slices.Contains(replaced, x.Evidence.Locator)
+			})
 		}
 		podtemplate.MergeFindings(&f, tf)
 	}

@@ -81,7 +81,8 @@ metadata: {name: cfg}
 `+strings.Replace(deployment, "  name: web\n", "  name: web\n  ownerReferences: [{apiVersion: example.com/v1, kind: ModelServer, name: ms, controller: true}]\n", 1))
 	code, out, errOut := run(t, "scan", "-f", f)
 	require.Equal(t, ExitOK, code, errOut)
-	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept and read as generic roots where they own workloads or embed pod templates with an AI signal: ConfigMap (1), ModelServer.example.com (2)\n", errOut)
+	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept and read as generic roots where they own workloads or embed pod templates with an AI signal: ConfigMap (1), ModelServer.example.com (2)\n"+
+		"note: 1 generic root(s) reported (a kind no adapter knows, a Pod nobody controls), read generically; a profile for their kinds would make them precise: ModelServer.example.com default/ms\n", errOut)
 	require.Contains(t, out, "default    ModelServer  ms    vllm     a/b     Deployment/web")
 	require.NotContains(t, out, "default    Deployment  web ")
 }

@@ -259,6 +259,15 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 			fmt.Fprintf(s.Err, "note: --require-opt-in: namespace(s) without %s=true in the input were not reported: %s\n", graph.OptInLabel, strings.Join(skipped, ", "))
 		}
 	}
+	var generic []string
+	for _, r := range ev.roots {
+		if r.Generic {
+			generic = append(generic, r.Entry.Kind.String()+" "+objectName(r))
+		}
+	}
+	if len(generic) > 0 {
+		fmt.Fprintf(s.Err, "note: %d generic root(s) reported (a kind no adapter knows, a Pod nobody controls), read generically; a profile for their kinds would make them precise: %s\n", len(generic), strings.Join(generic, ", "))
+	}
 	var unused []string
 	for _, r := range ev.roots {
 		if r.Unused {

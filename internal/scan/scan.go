@@ -39,6 +39,12 @@ type Root struct {
 	// document says what it defines, and nothing runs it. The controller
 	// writes no AIBOM for it.
 	Unused bool
+	// Generic marks a generic root: an object of a kind no adapter tracks
+	// at the top of its ownership chain (a custom resource no adapter
+	// declares, a Pod nobody controls), or such an owner as its children's
+	// references name it, read by the generic scraper (see
+	// reconcile.GenericRoots).
+	Generic bool
 }
 
 // Document returns the root's document ("" when none could be built).
@@ -151,7 +157,7 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			u = g.Object.DeepCopy() // scraped with its spec, as the pod cache keeps it
 		}
 		rep := reconcile.BuildRootReport(ctx, reg, store, g.Entry, u, g.Descendants, opts.Tool, opts.MaxDocumentBytes, true, g.Unread)
-		roots = append(roots, Root{Entry: g.Entry, Object: u, Descendants: g.Descendants, Report: rep, AIBOMName: reconcile.AIBOMName(g.Entry.GroupKind(), u.GetName())})
+		roots = append(roots, Root{Entry: g.Entry, Object: u, Descendants: g.Descendants, Report: rep, AIBOMName: reconcile.AIBOMName(g.Entry.GroupKind(), u.GetName()), Generic: true})
 	}
 	if opts.Unused {
 		unused, err := unusedReferences(ctx, reg, store, used, opts)

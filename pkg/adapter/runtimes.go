@@ -52,6 +52,19 @@ const (
 	FrameworkTRL                 = "trl"
 	FrameworkLlamaFactory        = "llama-factory"
 	FrameworkTorchtune           = "torchtune"
+	// Machine-learning frameworks a training or evaluation job runs.
+	FrameworkPyTorch      = "pytorch"
+	FrameworkTensorFlow   = "tensorflow"
+	FrameworkJAX          = "jax"
+	FrameworkXGBoost      = "xgboost"
+	FrameworkPaddlePaddle = "paddlepaddle"
+	FrameworkMXNet        = "mxnet"
+	FrameworkMindSpore    = "mindspore"
+	FrameworkHorovod      = "horovod"
+	FrameworkMPI          = "mpi"
+	// Evaluation frameworks besides lm-evaluation-harness.
+	FrameworkRagas   = "ragas"
+	FrameworkTruLens = "trulens"
 )
 
 // RuntimeNames returns the canonical serving engine names, sorted.
@@ -74,7 +87,9 @@ func PlatformNames() []string {
 // names, sorted.
 func FrameworkNames() []string {
 	return []string{
-		FrameworkAccelerate, FrameworkDeepSpeed, FrameworkLlamaFactory, FrameworkLMEvaluationHarness,
-		FrameworkTorchrun, FrameworkTorchtune, FrameworkTRL,
+		FrameworkAccelerate, FrameworkDeepSpeed, FrameworkHorovod, FrameworkJAX, FrameworkLlamaFactory,
+		FrameworkLMEvaluationHarness, FrameworkMindSpore, FrameworkMPI, FrameworkMXNet, FrameworkPaddlePaddle,
+		FrameworkPyTorch, FrameworkRagas, FrameworkTensorFlow, FrameworkTorchrun, FrameworkTorchtune, FrameworkTRL,
+		FrameworkTruLens, FrameworkXGBoost,
 	}
 }

@@ -35,7 +35,7 @@ func Fixtures() ([]conformance.Fixture, error) {
 		},
 		"disaggregatedset": {
 			Images:   []string{"vllm/vllm-openai:v0.10.1", "rayproject/ray:2.44.1"},
-			Runtimes: []conformance.Claim{conformance.Inferred("vllm"), conformance.Inferred("ray-serve")},
+			Runtimes: []conformance.Claim{conformance.Inferred("vllm"), conformance.Inferred("ray")},
 			// From the role's annotation, --model=, and "vllm serve <model>".
 			Models: []conformance.Claim{conformance.Declared("Qwen/Qwen3-32B"), conformance.Inferred("Qwen/Qwen3-32B")},
 			Data:   []conformance.Claim{conformance.Inferred("cache (hf-cache)")},

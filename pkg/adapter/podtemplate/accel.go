@@ -117,3 +117,17 @@ func nimImageModel(image string) (string, bool) {
 	}
 	return rest, true
 }
+
+// frameworkFromEnv names the framework an env var belongs to
+// (frameworkEnv): TF_CONFIG is TensorFlow's cluster spec, DMLC_* MXNet's
+// parameter server (DMLC_TRACKER_* XGBoost's Rabit tracker), PADDLE_*
+// PaddlePaddle's launcher, HOROVOD_* Horovod's, JAX_* JAX's.
+func frameworkFromEnv(name string) (string, bool) {
+	n := strings.ToUpper(name)
+	for _, r := range frameworkEnv {
+		if n == r.name || strings.HasSuffix(r.name, "_") && strings.HasPrefix(n, r.name) && len(n) > len(r.name) {
+			return r.framework, true
+		}
+	}
+	return "", false
+}

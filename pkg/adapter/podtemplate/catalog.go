@@ -49,8 +49,11 @@ var imageRules = []imageRule{
 	{runtime: adapter.RuntimeTGI, repo: "ghcr.io/huggingface/text-generation-inference", official: true},
 	{runtime: adapter.RuntimeTEI, repo: "ghcr.io/huggingface/text-embeddings-inference", official: true},
 	{runtime: adapter.RuntimeOllama, repo: "docker.io/ollama/ollama", official: true},
-	{runtime: adapter.RuntimeRayServe, repo: "docker.io/rayproject/ray", official: true},
-	{runtime: adapter.RuntimeRayServe, repo: "docker.io/rayproject/ray-ml", official: true},
+	// A Ray image runs Ray, not necessarily Ray Serve: Serve is named by a
+	// serve config or "serve run". The tag ("2.9.0-py310-gpu") is the
+	// image's, not a version a KubeRay rayVersion would agree with.
+	{runtime: adapter.PlatformRay, platform: true, repo: "docker.io/rayproject/ray"},
+	{runtime: adapter.PlatformRay, platform: true, repo: "docker.io/rayproject/ray-ml"},
 	{runtime: adapter.RuntimeRayServe, repo: "docker.io/anyscale/ray-llm", official: true},
 	{runtime: adapter.RuntimeLLMDInferenceSim, repo: "ghcr.io/llm-d/llm-d-inference-sim", official: true},
 	{runtime: adapter.RuntimeLLMD, repo: "ghcr.io/llm-d/", prefix: true, official: true},
@@ -167,6 +170,76 @@ var programRules = []programRule{
 	{framework: adapter.FrameworkTRL, purpose: adapter.PurposeTraining, programs: []string{"trl"}},
 	{framework: adapter.FrameworkLlamaFactory, purpose: adapter.PurposeTraining, programs: []string{"llamafactory-cli"}, sub: []string{"train"}},
 	{framework: adapter.FrameworkTorchtune, purpose: adapter.PurposeTraining, programs: []string{"tune"}, sub: []string{"run"}},
+	{framework: adapter.FrameworkHorovod, purpose: adapter.PurposeTraining, programs: []string{"horovodrun"}, modules: []string{"horovod.runner.launch", "horovod.run"}},
+	{framework: adapter.FrameworkPaddlePaddle, purpose: adapter.PurposeTraining, modules: []string{"paddle.distributed.launch", "paddle.distributed.fleet.launch", "paddle."}},
+	{framework: adapter.FrameworkMindSpore, purpose: adapter.PurposeTraining, programs: []string{"msrun"}, modules: []string{"mindspore."}},
+	{framework: adapter.FrameworkMXNet, purpose: adapter.PurposeTraining, modules: []string{"mxnet.", "mxnet"}},
+	{framework: adapter.FrameworkXGBoost, purpose: adapter.PurposeTraining, modules: []string{"xgboost.", "xgboost"}},
+	{framework: adapter.FrameworkTensorFlow, purpose: adapter.PurposeTraining, modules: []string{"tensorflow.", "tensorflow"}},
+	{framework: adapter.FrameworkJAX, purpose: adapter.PurposeTraining, modules: []string{"jax.", "jax"}},
+	{framework: adapter.FrameworkRagas, purpose: adapter.PurposeEvaluation, programs: []string{"ragas"}, modules: []string{"ragas"}},
+	{framework: adapter.FrameworkTruLens, purpose: adapter.PurposeEvaluation, modules: []string{"trulens.", "trulens_eval"}},
+	{framework: adapter.FrameworkMPI, purpose: adapter.PurposeTraining, programs: []string{"mpirun", "mpiexec"}},
+}
+
+// frameworkRule names the machine-learning or evaluation framework an image
+// holds. Like a nameRule it matches the last segment of the repository in
+// any registry ("tensorflow/tensorflow", "nvcr.io/nvidia/pytorch",
+// "ghcr.io/acme/jax-tpu"); it is read only when the image names no serving
+// runtime, so "tensorflow/serving" stays a runtime.
+type frameworkRule struct {
+	framework, purpose string
+	names              []string
+}
+
+var frameworkRules = []frameworkRule{
+	{adapter.FrameworkPyTorch, adapter.PurposeTraining, []string{"pytorch", "torch"}},
+	{adapter.FrameworkTensorFlow, adapter.PurposeTraining, []string{"tensorflow"}},
+	{adapter.FrameworkJAX, adapter.PurposeTraining, []string{"jax"}},
+	{adapter.FrameworkXGBoost, adapter.PurposeTraining, []string{"xgboost"}},
+	{adapter.FrameworkPaddlePaddle, adapter.PurposeTraining, []string{"paddle", "paddlepaddle"}},
+	{adapter.FrameworkMXNet, adapter.PurposeTraining, []string{"mxnet"}},
+	{adapter.FrameworkMindSpore, adapter.PurposeTraining, []string{"mindspore"}},
+	{adapter.FrameworkHorovod, adapter.PurposeTraining, []string{"horovod"}},
+	{adapter.FrameworkDeepSpeed, adapter.PurposeTraining, []string{"deepspeed"}},
+	{adapter.FrameworkLlamaFactory, adapter.PurposeTraining, []string{"llama-factory", "llamafactory"}},
+	{adapter.FrameworkTorchtune, adapter.PurposeTraining, []string{"torchtune"}},
+	{adapter.FrameworkLMEvaluationHarness, adapter.PurposeEvaluation, []string{"lm-eval", "lm-evaluation-harness", "lm_eval", "lmeval"}},
+	{adapter.FrameworkRagas, adapter.PurposeEvaluation, []string{"ragas"}},
+	{adapter.FrameworkTruLens, adapter.PurposeEvaluation, []string{"trulens", "trulens-eval"}},
+}
+
+// frameworkEnv names a framework from the env vars its launcher sets or
+// reads: a name exactly, or a prefix when it ends in "_".
+var frameworkEnv = []struct{ name, framework string }{
+	{"TF_CONFIG", adapter.FrameworkTensorFlow},
+	{"TF_XLA_FLAGS", adapter.FrameworkTensorFlow},
+	{"TF_FORCE_GPU_ALLOW_GROWTH", adapter.FrameworkTensorFlow},
+	{"TF_CPP_MIN_LOG_LEVEL", adapter.FrameworkTensorFlow},
+	{"DMLC_TRACKER_", adapter.FrameworkXGBoost},
+	{"DMLC_", adapter.FrameworkMXNet},
+	{"PADDLE_", adapter.FrameworkPaddlePaddle},
+	{"HOROVOD_", adapter.FrameworkHorovod},
+	{"JAX_", adapter.FrameworkJAX},
+	{"MS_ROLE", adapter.FrameworkMindSpore},
+	{"MS_SCHED_HOST", adapter.FrameworkMindSpore},
+	{"MS_WORKER_NUM", adapter.FrameworkMindSpore},
+}
+
+// pythonFrameworks name the framework inline Python code uses, by the
+// import or the API it calls ("tf.distribute").
+var pythonFrameworks = []struct {
+	framework string
+	re        *regexp.Regexp
+}{
+	{adapter.FrameworkTensorFlow, regexp.MustCompile(`\bimport tensorflow\b|\bfrom tensorflow\b|\btf\.distribute\.`)},
+	{adapter.FrameworkJAX, regexp.MustCompile(`\bimport jax\b|\bfrom jax\b|\bjax\.distributed\.`)},
+	{adapter.FrameworkXGBoost, regexp.MustCompile(`\bimport xgboost\b|\bfrom xgboost\b`)},
+	{adapter.FrameworkPaddlePaddle, regexp.MustCompile(`\bimport paddle\b|\bfrom paddle\b`)},
+	{adapter.FrameworkMXNet, regexp.MustCompile(`\bimport mxnet\b|\bfrom mxnet\b`)},
+	{adapter.FrameworkMindSpore, regexp.MustCompile(`\bimport mindspore\b|\bfrom mindspore\b`)},
+	{adapter.FrameworkHorovod, regexp.MustCompile(`\bimport horovod\b|\bfrom horovod\b`)},
+	{adapter.FrameworkPyTorch, regexp.MustCompile(`\bimport torch\b|\bfrom torch\b`)},
 }
 
 // envPrefixRules name a runtime from the env vars only it reads
@@ -203,6 +276,21 @@ func runtimeFromName(v string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// frameworkFromName maps a free-text name (a label value) to a framework:
+// exactly one of the names of frameworkRules or a framework's own name.
+func frameworkFromName(v string) (name, purpose string, ok bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v == "" {
+		return "", "", false
+	}
+	for _, r := range frameworkRules {
+		if v == r.framework || contains(r.names, v) {
+			return r.framework, r.purpose, true
+		}
+	}
+	return "", "", false
 }
 
 var pythonProgram = regexp.MustCompile(`^python[0-9.]*$`)

@@ -134,3 +134,46 @@ func RuntimeFromImage(image string) (name, version string, ok bool) {
 	r, ok := ReadImage(image)
 	return r.Name, r.Version, ok
 }
+
+// ImageFramework is the machine-learning or evaluation framework an image
+// holds.
+type ImageFramework struct {
+	// Name is a canonical framework name ("pytorch", "tensorflow").
+	Name string
+	// Purpose is adapter.PurposeTraining or adapter.PurposeEvaluation.
+	Purpose string
+}
+
+// FrameworkFromImage names the framework an image holds when it names no
+// serving runtime (ReadImage): the last segment of the repository, in any
+// registry, equals a framework's image name or starts with it followed by
+// "-", "_" or "." ("tensorflow/tensorflow", "nvcr.io/nvidia/pytorch",
+// "paddlepaddle/paddle", "ghcr.io/acme/lm-eval"). Images of clients,
+// operators, test doubles and the like (see ReadImage) hold none; neither
+// does a placeholder.
+func FrameworkFromImage(image string) (ImageFramework, bool) {
+	if IsPlaceholder(image) {
+		return ImageFramework{}, false
+	}
+	if _, ok := ReadImage(image); ok {
+		return ImageFramework{}, false
+	}
+	repo, _, _ := ParseImage(image)
+	if repo == "" {
+		return ImageFramework{}, false
+	}
+	last := strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
+	for _, x := range nameRuleExclusions {
+		if hasPart(last, x) {
+			return ImageFramework{}, false
+		}
+	}
+	for _, r := range frameworkRules {
+		for _, n := range r.names {
+			if last == n || strings.HasPrefix(last, n) && len(last) > len(n) && strings.ContainsRune("-_.", rune(last[len(n)])) {
+				return ImageFramework{Name: r.framework, Purpose: r.purpose}, true
+			}
+		}
+	}
+	return ImageFramework{}, false
+}

@@ -82,7 +82,9 @@ func TestReadImage(t *testing.T) {
 		{"ghcr.io/huggingface/text-generation-inference:2.4.0", ir{Name: "tgi", Version: "2.4.0"}, true},
 		{"ghcr.io/huggingface/text-embeddings-inference:cpu-1.5", ir{Name: "tei"}, true},
 		{"ollama/ollama:0.5.7", ir{Name: "ollama", Version: "0.5.7"}, true},
-		{"rayproject/ray:2.9.0-py310-gpu", ir{Name: "ray-serve", Version: "2.9.0-py310-gpu"}, true},
+		// A Ray image runs Ray; Ray Serve only where a serve config or "serve run" says so.
+		{"rayproject/ray:2.9.0-py310-gpu", ir{Name: "ray", Platform: true}, true},
+		{"anyscale/ray-llm:2.9.0", ir{Name: "ray-serve", Version: "2.9.0"}, true},
 		{"ghcr.io/llm-d/llm-d:v0.2.0", ir{Name: "llm-d", Version: "v0.2.0"}, true},
 		{"ghcr.io/llm-d/llm-d-inference-sim:latest", ir{Name: "llm-d-inference-sim"}, true},
 		{"openmmlab/lmdeploy:v0.6.0-cu12", ir{Name: "lmdeploy", Version: "v0.6.0-cu12"}, true},

@@ -1,7 +1,6 @@
 package podtemplate
 
 import (
-	"path"
 	"regexp"
 	"strings"
 )
@@ -84,6 +83,7 @@ func IsPlaceholder(v string) bool {
 // placeholderParts are words a template puts where a value will go.
 var placeholderParts = map[string]bool{
 	"dummy": true, "placeholder": true, "changeme": true, "replaced": true, "replaceme": true, "todo": true, "tbd": true, "xxx": true,
+	"your": true, "yourmodel": true, "insert": true,
 }
 
 // parseModelValue reads a model value. ok is false for a placeholder, a
@@ -182,7 +182,17 @@ func nameOfPath(p string) string {
 			return strings.Replace(rest, "--", "/", 1)
 		}
 	}
-	base := path.Base(p)
+	// A trailing segment that names a build of the model rather than the
+	// model ("s3://bucket/DeepSeek-V3-W8A8/vllm-ascend": the runtime it is
+	// prepared for; ".../Llama-3-70B/fp8"; a revision "1") gives way to
+	// the one before it, the name a reader would give.
+	for len(segs) > 1 && isVariantDir(segs[len(segs)-1]) {
+		segs = segs[:len(segs)-1]
+	}
+	base := segs[len(segs)-1]
+	if base == "" {
+		return ""
+	}
 	for _, ext := range modelFileExts {
 		if strings.HasSuffix(strings.ToLower(base), ext) && len(base) > len(ext) {
 			base = base[:len(base)-len(ext)]
@@ -205,4 +215,27 @@ func isNumber(v string) bool {
 		}
 	}
 	return true
+}
+
+// variantDirs are directory names that say which build of a model a
+// directory holds (a precision, a format), not which model.
+var variantDirs = map[string]bool{
+	"fp8": true, "fp16": true, "bf16": true, "fp32": true, "int4": true, "int8": true, "awq": true, "gptq": true,
+	"safetensors": true, "gguf": true, "onnx": true, "original": true, "engine": true, "engines": true,
+}
+
+// isVariantDir reports whether a path segment names a build of the model
+// before it: a variantDirs name, a number (a Triton version directory), or a
+// runtime's name alone or first ("vllm", "vllm-ascend", "trtllm_engine").
+func isVariantDir(seg string) bool {
+	l := strings.ToLower(seg)
+	if variantDirs[l] || isNumber(l) && !strings.ContainsAny(l, ".") {
+		return true
+	}
+	first := strings.FieldsFunc(l, func(r rune) bool { return r == '-' || r == '_' })
+	if len(first) == 0 {
+		return false
+	}
+	_, ok := runtimeFromName(first[0])
+	return ok
 }

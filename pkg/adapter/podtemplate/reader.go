@@ -28,13 +28,27 @@ type CommandInput struct {
 // scripts are parsed as shell (see parseScript) and each of their commands
 // is read the same way. Values are redacted; each redaction is recorded.
 func ReadCommand(in CommandInput) adapter.Findings {
+	f, _ := readCommand(in)
+	return f
+}
+
+// commandInfo is what ReadCommand learns about a command line besides its
+// findings.
+type commandInfo struct {
+	// download is set when the command only fetches a model ("hf download",
+	// "huggingface-cli download", NIM's "download-to-cache"): the container
+	// fills a cache and serves nothing, whatever its image.
+	download bool
+}
+
+func readCommand(in CommandInput) (adapter.Findings, commandInfo) {
 	var f adapter.Findings
 	r := commandReader{in: in, f: &f}
 	for _, c := range r.commands() {
 		r.read(c)
 	}
 	r.finish()
-	return f
+	return f, commandInfo{download: r.download && len(r.seen) == 0}
 }
 
 // ModelFromArgs finds the model claims in a container's command and args
@@ -54,6 +68,13 @@ type commandReader struct {
 	seen map[string]bool
 	// quantization and task of the served model, from the server's flags.
 	quantization, task string
+	// download is set when a command fetches a model (see commandInfo).
+	download bool
+	// frameworks seen in this container, recorded once each.
+	frameworks map[string]bool
+	// outputs are the values of output flags (--output_dir): what the job
+	// writes, never a model it loads.
+	outputs []string
 }
 
 // paramWord is a flag value that names a method or a task: a short word of
@@ -151,12 +172,14 @@ func lastSegment(s string) string {
 	return s
 }
 
-// splitWords splits elements holding white space into words, each keeping
+// splitWords splits elements holding white space into words (not the code
+// after "-c", one argument), each keeping
 // its element's locator.
 func splitWords(ws []word) []word {
 	var out []word
-	for _, w := range ws {
-		if !strings.ContainsAny(w.text, " \t\n\r") {
+	for i, w := range ws {
+		// The code of "python -c" is one argument.
+		if !strings.ContainsAny(w.text, " \t\n\r") || i > 0 && ws[i-1].text == "-c" {
 			out = append(out, w)
 			continue
 		}
@@ -182,7 +205,7 @@ func (r *commandReader) read(c command) {
 		ev := adapter.Evidence{Source: p.word.source, Locator: p.word.locator + "(" + p.what() + ")"}
 		switch {
 		case rule.framework != "":
-			r.f.Frameworks = append(r.f.Frameworks, adapter.Framework{Name: rule.framework, Purpose: rule.purpose, Confidence: adapter.Inferred, Evidence: ev})
+			r.framework(rule.framework, rule.purpose, ev)
 		default:
 			r.runtime(rule.runtime, rule.platform, ev)
 			if rule.engine != "" {
@@ -190,15 +213,89 @@ func (r *commandReader) read(c command) {
 			}
 		}
 	}
+	if downloadPrograms[p.name] {
+		r.download = true
+	}
 	if w, label, ok := positionalModel(p); ok && !w.unresolved {
 		addModelValue(r.f, w.text, adapter.Inferred, w.source, w.locator+"("+label+")", "")
+		if strings.HasSuffix(label, " download") {
+			r.download = true
+		}
 	}
 	for _, code := range p.python {
 		for _, m := range modelsInPython(code.text) {
 			addModelValue(r.f, m, adapter.Inferred, code.source, code.locator+"(python)", "")
 		}
+		for _, pf := range pythonFrameworks {
+			if pf.re.MatchString(code.text) {
+				r.framework(pf.framework, adapter.PurposeTraining, adapter.Evidence{Source: code.source, Locator: code.locator + "(python)"})
+			}
+		}
+		if strings.Contains(code.text, "snapshot_download(") || strings.Contains(code.text, "hf_hub_download(") {
+			r.download = true
+		}
 	}
 	r.flags(p, c.words)
+	r.hubArgs(c.words)
+}
+
+// downloadPrograms only fetch models into a cache (NIM's download-to-cache
+// and create-model-store).
+var downloadPrograms = map[string]bool{"download-to-cache": true, "create-model-store": true}
+
+// framework records a framework claim once per name.
+func (r *commandReader) framework(name, purpose string, ev adapter.Evidence) {
+	if r.frameworks == nil {
+		r.frameworks = map[string]bool{}
+	}
+	if r.frameworks[name] {
+		return
+	}
+	r.frameworks[name] = true
+	r.f.Frameworks = append(r.f.Frameworks, adapter.Framework{Name: name, Purpose: purpose, Confidence: adapter.Inferred, Evidence: ev})
+}
+
+// hubArgs reads "hf://org/model" arguments that no model flag took: a job's
+// argument naming a model on the Hugging Face hub ("--base hf://org/m", a
+// positional "hf://org/m"), inferred. The value of a flag that names a
+// dataset ("--dataset", "--data-path") is data, and that of an output flag
+// ("--output-dir", "--push-to-hub") is what the job writes: neither is a
+// model it loads.
+func (r *commandReader) hubArgs(ws []word) {
+	for i, w := range ws {
+		flag, val := "", w.text
+		if strings.HasPrefix(w.text, "-") {
+			name, v, ok := strings.Cut(w.text, "=")
+			if !ok {
+				continue
+			}
+			flag, val = normFlag(name), v
+		} else if i > 0 && strings.HasPrefix(ws[i-1].text, "-") && !strings.Contains(ws[i-1].text, "=") {
+			flag = normFlag(ws[i-1].text)
+		}
+		lower := strings.ToLower(val)
+		if !strings.HasPrefix(lower, "hf://") && !strings.HasPrefix(lower, "huggingface://") || w.unresolved {
+			continue
+		}
+		if modelFlags[flag] || servedNameFlags[flag] || weakModelFlags[flag] || storageFlags[flag] {
+			continue // read by flags
+		}
+		loc := w.locator + "(hf://)"
+		if flag != "" {
+			loc = w.locator + "(" + flag + ")"
+		}
+		switch {
+		case strings.Contains(flag, "data"):
+			ref, ok := parseModelValue(val)
+			if ok && ref.name != "" {
+				r.f.Data = append(r.f.Data, adapter.Data{Name: RedactInto(ref.name, loc, r.f), Kind: DataKindDataset, Confidence: adapter.Inferred,
+					Evidence: adapter.Evidence{Source: w.source, Locator: loc}})
+			}
+		case isOutputFlag(flag):
+		default:
+			addModelValue(r.f, val, adapter.Inferred, w.source, loc, "")
+		}
+	}
 }
 
 // runtime records a runtime claim once per name and locator.
@@ -216,6 +313,12 @@ func (r *commandReader) flags(p program, ws []word) {
 	lmEval := p.name == "lm_eval" || p.name == "lm-eval" || p.module == "lm_eval"
 	llamaCpp := strings.HasPrefix(p.name, "llama-") || p.name == "llama.cpp" || p.module == "llama_cpp.server"
 	maxText := r.in.ImageRuntime == "jetstream" || r.seen["jetstream"]
+	for i := range ws {
+		if flag, val, ok := flagValue(ws, i); ok && isOutputFlag(flag) && !val.unresolved {
+			r.outputs = append(r.outputs, strings.TrimRight(val.text, "/"))
+		}
+	}
+	serving := len(r.seen) > 0 || r.in.ImageRuntime != ""
 	for i := range ws {
 		t := ws[i].text
 		if maxText && !strings.HasPrefix(t, "-") {
@@ -247,6 +350,10 @@ func (r *commandReader) flags(p program, ws []word) {
 		case lmEval && flag == "--model":
 			// lm-evaluation-harness: --model is the model type ("hf", "vllm").
 		case modelFlags[flag] || llamaCpp && flag == "-m":
+			if !serving && r.writes(val.text) {
+				// A job's "--model_path /tmp/out" is where it writes.
+				continue
+			}
 			addModelValue(r.f, val.text, adapter.Declared, val.source, loc, "")
 		case servedNameFlags[flag]:
 			if v := strings.TrimSpace(val.text); v != "" && !IsPlaceholder(v) && !strings.ContainsAny(v, " \t\n") {
@@ -317,4 +424,39 @@ func (r *commandReader) finish() {
 	if !attached {
 		addModelValue(r.f, served.Name, adapter.Declared, served.Evidence.Source, served.Evidence.Locator, "")
 	}
+}
+
+// isOutputFlag reports whether a (normalised) flag names what a job
+// writes: "--output-dir", "--output", "--save-path", "--export-dir",
+// "--push-to-hub", "--hub-model-id".
+func isOutputFlag(flag string) bool {
+	return strings.Contains(flag, "output") || strings.HasPrefix(flag, "--save") || strings.HasPrefix(flag, "--export") ||
+		flag == "--push-to-hub" || flag == "--hub-model-id"
+}
+
+// outputDirs are directory names where a job writes its results.
+var outputDirs = map[string]bool{"out": true, "output": true, "outputs": true, "result": true, "results": true, "export": true, "exports": true}
+
+// writes reports whether a path-like value is where the job writes: an
+// output flag's value or below one, or a path with an output directory
+// among its segments ("/tmp/out", "/workspace/output/ckpt").
+func (r *commandReader) writes(v string) bool {
+	v = strings.TrimRight(strings.Trim(strings.TrimSpace(v), `"'`), "/")
+	if v == "" {
+		return false
+	}
+	for _, o := range r.outputs {
+		if o != "" && (v == o || strings.HasPrefix(v, o+"/")) {
+			return true
+		}
+	}
+	if !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "./") && !strings.HasPrefix(v, "../") {
+		return false
+	}
+	for _, seg := range strings.Split(v, "/") {
+		if outputDirs[strings.ToLower(seg)] {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package podtemplate
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +17,7 @@ const (
 	// ScraperName names this scraper.
 	ScraperName = "podtemplate"
 	// ScraperVersion changes whenever a heuristic changes what is found.
-	ScraperVersion = "0.2.0"
+	ScraperVersion = "0.3.0"
 	// ScraperMethod says how it reads: from a pod template.
 	ScraperMethod = "pod-template"
 )
@@ -104,6 +105,7 @@ func ScrapeTemplate(template map[string]any, path string, opts Options) (adapter
 	f.Models = append(f.Models, models...)
 	f.Redactions = append(f.Redactions, reds...)
 	f.Runtimes = append(f.Runtimes, runtimesFromLabels(meta, path+".metadata")...)
+	f.Frameworks = append(f.Frameworks, frameworksFromLabels(meta, path+".metadata")...)
 	spec, err := fields.Object(template, "spec", path)
 	if err != nil {
 		return adapter.Findings{}, err
@@ -111,6 +113,7 @@ func ScrapeTemplate(template map[string]any, path string, opts Options) (adapter
 	if err := scrapeSpec(spec, path+".spec", opts, &f); err != nil {
 		return adapter.Findings{}, err
 	}
+	JoinServedNames(f.Models)
 	return f, nil
 }
 
@@ -122,6 +125,7 @@ func ScrapePodSpec(podSpec map[string]any, path string, opts Options) (adapter.F
 	if err := scrapeSpec(podSpec, path, opts, &f); err != nil {
 		return adapter.Findings{}, err
 	}
+	JoinServedNames(f.Models)
 	return f, nil
 }
 
@@ -214,26 +218,27 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	serving := !init || sidecar
 	imageRuntime := ""
-	if ir, ok := ReadImage(c.Image); ok && serving {
+	var imageRuntimes []adapter.Runtime
+	ir, irOK := ReadImage(c.Image)
+	if irOK && serving {
 		imageRuntime = ir.Name
 		ev := adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}
-		f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: ir.Name, Version: ir.Version, Platform: ir.Platform, Confidence: adapter.Inferred, Evidence: ev})
+		imageRuntimes = append(imageRuntimes, adapter.Runtime{Name: ir.Name, Version: ir.Version, Platform: ir.Platform, Confidence: adapter.Inferred, Evidence: ev})
 		if ir.Engine != "" {
 			imageRuntime = ir.Engine
-			f.Runtimes = append(f.Runtimes, adapter.Runtime{Name: ir.Engine, Confidence: adapter.Inferred, Evidence: ev})
+			imageRuntimes = append(imageRuntimes, adapter.Runtime{Name: ir.Engine, Confidence: adapter.Inferred, Evidence: ev})
 		}
-		if ir.Name == adapter.PlatformNIM {
-			if m, ok := nimImageModel(c.Image); ok {
-				f.Models = append(f.Models, adapter.Model{Name: RedactInto(m, imageLoc, f), Confidence: adapter.Inferred,
-					Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}})
-			}
-		}
-	} else if ir.Name == adapter.PlatformNIM {
+	}
+	if ir.Name == adapter.PlatformNIM {
 		// A NIM image names its model whatever runs it (a download Job).
 		if m, ok := nimImageModel(c.Image); ok {
 			f.Models = append(f.Models, adapter.Model{Name: RedactInto(m, imageLoc, f), Confidence: adapter.Inferred,
 				Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}})
 		}
+	}
+	if fw, ok := FrameworkFromImage(c.Image); ok && serving {
+		f.Frameworks = append(f.Frameworks, adapter.Framework{Name: fw.Name, Purpose: fw.Purpose, Confidence: adapter.Inferred,
+			Evidence: adapter.Evidence{Source: adapter.SourceImagePattern, Locator: imageLoc}})
 	}
 
 	// Env: secret-like names are never read; literal values of the others
@@ -241,6 +246,8 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 	env := map[string]string{}
 	var envFindings adapter.Findings
 	envRuntime := map[string]bool{}
+	envFramework := map[string]bool{}
+	servedEnv := map[int]bool{} // indexes in envFindings.Models of served names
 	for i, e := range c.Env {
 		envName, _ := Redact(e.Name) // a locator must not carry a secret either
 		loc := fmt.Sprintf("%s.env[%d](%s)", cpath, i, envName)
@@ -256,21 +263,51 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 				envFindings.Runtimes = append(envFindings.Runtimes, adapter.Runtime{Name: rt, Confidence: adapter.Inferred,
 					Evidence: adapter.Evidence{Source: adapter.SourceEnvVar, Locator: loc}})
 			}
+			if fw, ok := frameworkFromEnv(e.Name); ok && !envFramework[fw] {
+				envFramework[fw] = true
+				envFindings.Frameworks = append(envFindings.Frameworks, adapter.Framework{Name: fw, Purpose: adapter.PurposeTraining, Confidence: adapter.Inferred,
+					Evidence: adapter.Evidence{Source: adapter.SourceEnvVar, Locator: loc}})
+			}
 		}
 		if e.ValueFrom != nil {
 			continue
 		}
 		env[e.Name] = e.Value
+		n := len(envFindings.Models)
 		ModelFromEnv(e.Name, e.Value, loc, &envFindings)
+		if strings.Contains(strings.ToUpper(e.Name), "SERVED") {
+			for j := n; j < len(envFindings.Models); j++ {
+				servedEnv[j] = true
+			}
+		}
 	}
 
-	cf := ReadCommand(CommandInput{Command: c.Command, Args: c.Args, Env: env, ContainerPath: cpath, ImageRuntime: imageRuntime})
-	if !serving {
-		cf.Runtimes = nil // an init container prepares; it does not serve
+	cf, info := readCommand(CommandInput{Command: c.Command, Args: c.Args, Env: env, ContainerPath: cpath, ImageRuntime: imageRuntime})
+	if !serving || info.download {
+		// An init container prepares, and a download fills a cache: neither
+		// serves, whatever its image.
+		cf.Runtimes = nil
+		imageRuntimes = nil
+		envFindings.Runtimes = nil
 	}
+	if isDatasetContainer(c.Name, c.Image) {
+		// A dataset initializer's STORAGE_URI is the data it fetches.
+		for _, m := range envFindings.Models {
+			name := m.Name
+			if m.Source != "" {
+				name = m.Source
+			}
+			envFindings.Data = append(envFindings.Data, adapter.Data{Name: name, Kind: DataKindDataset, Confidence: m.Confidence, Evidence: m.Evidence})
+		}
+		envFindings.Models = nil
+		servedEnv = nil
+	}
+	envFindings.Models = attachServedNames(cf.Models, envFindings.Models, servedEnv)
+	f.Runtimes = append(f.Runtimes, imageRuntimes...)
 	f.Runtimes = append(f.Runtimes, cf.Runtimes...)
 	f.Runtimes = append(f.Runtimes, envFindings.Runtimes...)
 	f.Frameworks = append(f.Frameworks, cf.Frameworks...)
+	f.Frameworks = append(f.Frameworks, envFindings.Frameworks...)
 	f.Models = append(f.Models, cf.Models...)
 	f.Models = append(f.Models, envFindings.Models...)
 	f.Data = append(f.Data, cf.Data...)
@@ -299,6 +336,57 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 		})
 	}
 	return nil
+}
+
+// DataKindDataset is the adapter.Data kind of a dataset a job fetches or
+// reads (a dataset initializer's STORAGE_URI).
+const DataKindDataset = "dataset"
+
+// isDatasetContainer reports whether a container fetches a dataset: its
+// name, or the last segment of its image's repository, has "dataset" as a
+// part ("dataset-initializer", "kubeflow/dataset-initializer").
+func isDatasetContainer(name, image string) bool {
+	repo, _, _ := ParseImage(image)
+	last := strings.ToLower(lastSegment(repo))
+	return hasPart(strings.ToLower(name), "dataset") || hasPart(last, "dataset")
+}
+
+// attachServedNames makes a served name an env var gives (models[i] with
+// served[i]) the ServedName of the one model the container otherwise
+// names (its command line or its other env vars), and renames the served
+// name's claim to that model, keeping its evidence: a served name and its
+// model are one component. With none, or several (which one is served is
+// not said), the served name stays a model of its own.
+func attachServedNames(cmd, models []adapter.Model, served map[int]bool) []adapter.Model {
+	if len(served) == 0 {
+		return models
+	}
+	var loaded []*adapter.Model
+	for i := range cmd {
+		if !strings.HasSuffix(cmd[i].Evidence.Locator, "(python)") {
+			loaded = append(loaded, &cmd[i])
+		}
+	}
+	for i := range models {
+		if !served[i] {
+			loaded = append(loaded, &models[i])
+		}
+	}
+	if len(loaded) != 1 {
+		return models
+	}
+	l := loaded[0]
+	for i := range models {
+		m := &models[i]
+		if !served[i] || m.Name == l.Name {
+			continue
+		}
+		if l.ServedName == "" {
+			l.ServedName = m.Name
+		}
+		m.ServedName, m.Name, m.Version, m.Source = m.Name, l.Name, l.Version, l.Source
+	}
+	return models
 }
 
 // volumeFields are the volume fields decoded to name a volume's source.
@@ -466,6 +554,34 @@ func runtimesFromLabels(meta map[string]any, path string) []adapter.Runtime {
 		v, _ := labels[k].(string)
 		if rt, ok := runtimeFromName(v); ok {
 			out = append(out, adapter.Runtime{Name: rt, Confidence: adapter.Inferred,
+				Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: path + ".labels[" + k + "]"}})
+		}
+	}
+	return out
+}
+
+// frameworkLabelKeys are the label keys (the part after any "<prefix>/")
+// whose value names a framework ("job-type: Horovod").
+var frameworkLabelKeys = map[string]bool{"job-type": true, "framework": true, "training-framework": true}
+
+// frameworksFromLabels reads the pod template labels whose key says they
+// name a framework and whose value is one, by its canonical name or its
+// image name ("Horovod", "tensorflow", "paddle").
+func frameworksFromLabels(meta map[string]any, path string) []adapter.Framework {
+	labels, _ := meta["labels"].(map[string]any)
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []adapter.Framework
+	for _, k := range keys {
+		if !frameworkLabelKeys[strings.ToLower(lastSegment(k))] {
+			continue
+		}
+		v, _ := labels[k].(string)
+		if fw, purpose, ok := frameworkFromName(v); ok {
+			out = append(out, adapter.Framework{Name: fw, Purpose: purpose, Confidence: adapter.Inferred,
 				Evidence: adapter.Evidence{Source: adapter.SourcePodTemplateLabel, Locator: path + ".labels[" + k + "]"}})
 		}
 	}

@@ -14,3 +14,41 @@ import "github.com/aibom-dev/aibom/pkg/adapter"
 func ModelFromValue(value string, conf adapter.Confidence, src adapter.Source, locator, served string, f *adapter.Findings) bool {
 	return addModelValue(f, value, conf, src, locator, served)
 }
+
+// JoinServedNames makes a served name and its model one component: a claim
+// whose Name is the ServedName of another claim (a "--served-model-name"
+// standing alone, beside a CRD field naming the model and the served name)
+// is renamed to that model, keeping its evidence, with the served name as
+// its ServedName. A served name several models share is left alone (which
+// one it is, is not said). models is changed in place.
+func JoinServedNames(models []adapter.Model) {
+	byServed := map[string]int{}
+	for i, m := range models {
+		if m.ServedName == "" || m.ServedName == m.Name {
+			continue
+		}
+		if j, ok := byServed[m.ServedName]; ok && models[j].Name != m.Name {
+			byServed[m.ServedName] = -1
+			continue
+		}
+		byServed[m.ServedName] = i
+	}
+	for i := range models {
+		n := &models[i]
+		if n.ServedName != "" {
+			continue
+		}
+		j, ok := byServed[n.Name]
+		if !ok || j < 0 {
+			continue
+		}
+		m := models[j]
+		n.ServedName, n.Name = n.Name, m.Name
+		if n.Version == "" {
+			n.Version = m.Version
+		}
+		if n.Source == "" {
+			n.Source = m.Source
+		}
+	}
+}
