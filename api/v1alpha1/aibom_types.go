@@ -173,8 +173,9 @@ type AIBOMStatus struct {
 	// reconcile whose inputs hash the same writes nothing.
 	// +optional
 	InputHash string `json:"inputHash,omitempty"`
-	// Absorbed lists the tracked workloads this root absorbed, as Kind/name,
-	// sorted by kind then name: at most the first 1000, so that a root
+	// Absorbed lists the tracked workloads this root absorbed, as
+	// Kind.group/name (Kind/name for the core group), sorted by kind, group,
+	// then name, exactly as the document's aibom.rollup.owned list: at most the first 1000, so that a root
 	// absorbing thousands of workloads still fits in one object.
 	// +optional
 	Absorbed []string `json:"absorbed,omitempty"`

@@ -63,7 +63,7 @@ func TestCronJobAbsorbsItsJobAndGetsThePodsDigest(t *testing.T) {
 	a := waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, runningDigest) && len(a.Status.Absorbed) == 1
 	})
-	require.Equal(t, []string{"Job/nightly-29180280"}, a.Status.Absorbed)
+	require.Equal(t, []string{"Job.batch/nightly-29180280"}, a.Status.Absorbed)
 	require.Contains(t, a.Status.Document, `"aibom.rollup.owned.0"`)
 	require.Contains(t, a.Status.Document, `"Job/nightly-29180280"`)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
@@ -96,7 +96,7 @@ spec:
 
 	waitNoAIBOM(t, jobKey)
 	waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
-		return len(a.Status.Absorbed) == 1 && a.Status.Absorbed[0] == "Job/adopted"
+		return len(a.Status.Absorbed) == 1 && a.Status.Absorbed[0] == "Job.batch/adopted"
 	})
 }
 
