@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"reflect"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -451,8 +450,9 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {
 			o, n := ev.ObjectOld, ev.ObjectNew
-			statusChanged := o.Status.InputHash != n.Status.InputHash || o.Status.DocumentSHA256 != n.Status.DocumentSHA256 ||
-				!slices.Equal(o.Status.Absorbed, n.Status.Absorbed)
+			// Every status field a reader relies on (statusSum): a forged
+			// summary, count or document reference is repaired too.
+			statusChanged := statusSum(o.Status) != statusSum(n.Status)
 			if o.Spec != n.Spec || (statusChanged && !m.Written.ownStatus(n)) {
 				m.enqueueSubject(n, q)
 			}
