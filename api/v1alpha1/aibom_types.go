@@ -38,6 +38,10 @@ const (
 	ReasonBuildFailed     = "BuildFailed"
 	ReasonOverInlineCap   = "OverInlineCap"
 	ReasonWithinInlineCap = "WithinInlineCap"
+	// ReasonNotWrittenByController: an AIBOM that is not the controller's
+	// AIBOM of its subject (named otherwise): never exported or sent to a
+	// sink, deleted when its subject does not exist.
+	ReasonNotWrittenByController = "NotWrittenByController"
 )
 
 // Subject names the workload an AIBOM describes.

@@ -128,6 +128,11 @@ func (l *Loader) Reconcile(ctx context.Context, _ ctrlreconcile.Request) (ctrlre
 		// A kind no adapter tracks any more: its AIBOMs go (the adapter that
 		// reported them is gone), and every workload is reconciled again,
 		// so that what its objects absorbed is reported on its own.
+		if k, ok := l.Roots.(interface{ KindsUntracked([]schema.GroupKind) }); ok {
+			// The reconciler undoes a write racing with this pass, and
+			// its periodic sweep deletes what the pass misses.
+			k.KindsUntracked(untracked)
+		}
 		if err := l.deleteAIBOMsOf(ctx, untracked); err != nil {
 			return ctrlreconcile.Result{}, err
 		}

@@ -73,6 +73,7 @@ func (r *Reconciler) afterReconcile(ctx context.Context, req Request, outcome st
 	// loader's one-time delete pass may have run before the write. The
 	// write is undone here; the periodic sweep catches any other order.
 	r.reported.clear(req)
+	r.removed.add(req.GroupKind)
 	key := client.ObjectKey{Namespace: req.Namespace, Name: AIBOMName(req.GroupKind, req.Name)}
 	log.FromContext(ctx).Info("kind no longer tracked after the reconcile wrote its AIBOM; deleting it", "aibom", key.Name)
 	return r.removeAIBOM(withWorkload(ctx, req), key, "kind no longer tracked", true)

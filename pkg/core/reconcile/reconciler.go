@@ -114,6 +114,11 @@ type Reconciler struct {
 	written writeLog
 	// reported records the workloads last reported as roots (invariants.go).
 	reported rootReported
+	// removed records the kinds seen stop being tracked (sweep.go).
+	removed removedKinds
+	// ForeignGrace is how long the sweep keeps an AIBOM the controller did
+	// not write whose subject does not exist (DefaultForeignGrace when 0).
+	ForeignGrace time.Duration
 }
 
 // errStaleCache marks a write refused because the cache lagged behind the

@@ -1,0 +1,216 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+)
+
+// Clean-up by invariant, not by event. The controller owns the AIBOM
+// namespace of an opted-in namespace: every AIBOM there is the controller's
+// AIBOM of a current root, named AIBOMName(subject). The sweep, run at every
+// re-verification pass (Resync), checks each AIBOM the cache holds:
+//
+//   - an AIBOM of a kind no adapter tracks any more (its profile removed,
+//     whatever the order of the loader's delete pass and an in-flight
+//     reconcile) is deleted;
+//   - an AIBOM the controller did not write (its name is not the controller's
+//     name for its subject) is shown Ready=False (NotWrittenByController),
+//     is never exported or sent to a sink, and is deleted once it is older
+//     than ForeignGrace and its subject does not exist.
+//
+// Every other AIBOM's subject is reconciled by the pass itself, which
+// deletes the AIBOM of a workload that is not a current root and repairs
+// any status field that is not what the controller would write.
+
+// ReasonNotWrittenByController is the Ready reason of an AIBOM the
+// controller did not write.
+const ReasonNotWrittenByController = v1alpha1.ReasonNotWrittenByController
+
+// DefaultForeignGrace is how long an AIBOM the controller did not write
+// whose subject does not exist is kept (shown Ready=False) before the sweep
+// deletes it.
+const DefaultForeignGrace = 10 * time.Minute
+
+// removedKinds records the kinds this process saw stop being tracked: the
+// sweep deletes their AIBOMs (a kind never seen tracked here, a plugin not
+// started yet, is left alone).
+type removedKinds struct {
+	mu sync.Mutex
+	m  map[schema.GroupKind]bool
+}
+
+func (k *removedKinds) add(gks ...schema.GroupKind) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[schema.GroupKind]bool{}
+	}
+	for _, gk := range gks {
+		k.m[gk] = true
+	}
+}
+
+func (k *removedKinds) has(gk schema.GroupKind) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.m[gk]
+}
+
+// KindsUntracked tells the reconciler that these kinds are no longer
+// tracked (an adapter profile removed): their AIBOMs go, now and at every
+// sweep, so that a write racing with the removal leaves no orphan.
+func (r *Reconciler) KindsUntracked(gks []schema.GroupKind) { r.removed.add(gks...) }
+
+// SweepResult counts what one sweep did.
+type SweepResult struct {
+	// Orphans are AIBOMs of kinds no longer tracked, deleted.
+	Orphans int
+	// Foreign are AIBOMs the controller did not write; Marked of them got
+	// their Ready=False condition written, Deleted were removed.
+	Foreign, Marked, Deleted int
+}
+
+// IsControllerAIBOM reports whether an AIBOM is named as the controller
+// names the AIBOM of its subject (AIBOMName, or the name an earlier release
+// used) and carries the controller's label. An AIBOM that is not is never
+// the controller's: "aibom export" skips it, the sinks never get it.
+func IsControllerAIBOM(a *v1alpha1.AIBOM) bool {
+	return a.Labels[ManagedByLabel] == ManagedBy && namedForSubject(a)
+}
+
+// namedForSubject reports whether an AIBOM has the name the controller gives
+// its subject's AIBOM (whoever wrote it: the subject's reconcile decides).
+func namedForSubject(a *v1alpha1.AIBOM) bool {
+	gk, ok := subjectGroupKind(a)
+	if !ok || a.Spec.Subject.Name == "" {
+		return false
+	}
+	if a.Name == AIBOMName(gk, a.Spec.Subject.Name) {
+		return true
+	}
+	legacy, ok := LegacyAIBOMName(gk, a.Spec.Subject.Name)
+	return ok && a.Name == legacy
+}
+
+// Sweep checks every AIBOM the cache holds against the invariants above.
+func (r *Reconciler) Sweep(ctx context.Context) SweepResult {
+	var res SweepResult
+	if r.Mapper == nil || r.Mapper.Reader == nil {
+		return res
+	}
+	var list v1alpha1.AIBOMList
+	if err := r.Mapper.Reader.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "sweep: listing AIBOMs")
+		return res
+	}
+	for i := range list.Items {
+		a := &list.Items[i]
+		if !a.DeletionTimestamp.IsZero() {
+			continue
+		}
+		gk, ok := subjectGroupKind(a)
+		if ok && namedForSubject(a) {
+			if a.Labels[ManagedByLabel] == ManagedBy && r.removed.has(gk) && !r.Registry.IsTracked(gk) && !r.Registry.Disabled(gk) {
+				if r.deleteSwept(ctx, a, "kind no longer tracked") {
+					res.Orphans++
+					invariantRepairs.WithLabelValues("orphan_kind").Inc()
+				}
+			}
+			continue // its subject's reconcile decides
+		}
+		if !r.Mapper.optedIn(a.Namespace) {
+			continue // not the controller's namespace
+		}
+		res.Foreign++
+		if r.markForeign(ctx, a) {
+			res.Marked++
+		}
+		if r.now().Sub(a.CreationTimestamp.Time) >= r.foreignGrace() && !r.subjectExists(ctx, a) {
+			if r.deleteSwept(ctx, a, "not written by the controller, and its subject does not exist") {
+				res.Deleted++
+				invariantRepairs.WithLabelValues("foreign_name").Inc()
+			}
+		}
+	}
+	return res
+}
+
+func (r *Reconciler) foreignGrace() time.Duration {
+	if r.ForeignGrace > 0 {
+		return r.ForeignGrace
+	}
+	return DefaultForeignGrace
+}
+
+// subjectExists reports whether an AIBOM's subject is a workload the
+// controller can read (of a tracked kind, present in the cache). An
+// unreadable kind counts as existing: nothing is deleted for what could not
+// be read.
+func (r *Reconciler) subjectExists(ctx context.Context, a *v1alpha1.AIBOM) bool {
+	gk, ok := subjectGroupKind(a)
+	if !ok {
+		return false
+	}
+	entry, ok := r.Registry.Lookup(gk)
+	if !ok || !entry.Tracked() {
+		return false
+	}
+	_, err := r.Store.Get(ctx, entry, a.Namespace, a.Spec.Subject.Name)
+	return !apierrors.IsNotFound(err)
+}
+
+// markForeign writes Ready=False (NotWrittenByController) on an AIBOM the
+// controller did not write, unless it already says so.
+func (r *Reconciler) markForeign(ctx context.Context, a *v1alpha1.AIBOM) bool {
+	if c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady); c != nil &&
+		c.Status == metav1.ConditionFalse && c.Reason == ReasonNotWrittenByController {
+		return false
+	}
+	base := a.DeepCopy()
+	next := a.DeepCopy()
+	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: ReasonNotWrittenByController, ObservedGeneration: a.Generation,
+		Message: fmt.Sprintf("not written by the controller (its AIBOM of %s %s is named differently): not exported, not sent to sinks; deleted when its subject does not exist", a.Spec.Subject.Kind, a.Spec.Subject.Name)})
+	if err := r.Writer.Status().Patch(ctx, next, client.MergeFrom(base)); err != nil {
+		if !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Error(err, "sweep: marking an AIBOM the controller did not write", "namespace", a.Namespace, "aibom", a.Name)
+		}
+		return false
+	}
+	invariantRepairs.WithLabelValues("foreign_status").Inc()
+	log.FromContext(ctx).Info("AIBOM not written by the controller; marked Ready=False", "namespace", a.Namespace, "aibom", a.Name,
+		"subject", a.Spec.Subject.Kind+"/"+a.Spec.Subject.Name)
+	return true
+}
+
+// deleteSwept deletes an AIBOM the sweep found (UID precondition). Sinks
+// are not told: what they hold came from the controller's own documents.
+func (r *Reconciler) deleteSwept(ctx context.Context, a *v1alpha1.AIBOM, why string) bool {
+	uid := a.UID
+	victim := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: a.Namespace, Name: a.Name}}
+	var opts []client.DeleteOption
+	if uid != "" {
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err := r.Writer.Delete(ctx, victim, opts...)
+	if err != nil {
+		if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			log.FromContext(ctx).Error(err, "sweep: deleting an AIBOM", "namespace", a.Namespace, "aibom", a.Name)
+		}
+		return false
+	}
+	r.written.forgetDeleted(a)
+	log.FromContext(ctx).Info("AIBOM deleted", "namespace", a.Namespace, "aibom", a.Name, "why", why)
+	return true
+}
