@@ -102,6 +102,14 @@ func (r *Reconciler) liveAIBOM(ctx context.Context, key client.ObjectKey) (*v1al
 // the summary (kubectl's Runtime, Model and Confidence columns) and the
 // absorbed list and count. Conditions and times are not in it.
 func statusSum(st v1alpha1.AIBOMStatus) string {
+	// Empty and absent lists are the same status (the API server drops
+	// empty lists: omitempty).
+	if len(st.Absorbed) == 0 {
+		st.Absorbed = nil
+	}
+	if len(st.Summary.Models) == 0 {
+		st.Summary.Models = nil
+	}
 	data, _ := json.Marshal(struct {
 		InputHash, DocumentSHA256 string
 		DocumentSize              int

@@ -168,3 +168,9 @@ func TestForgedDocumentRefIsNotTrusted(t *testing.T) {
 	require.Equal(t, good.Document, got.Document, "the document is inline again")
 	require.Equal(t, good.DocumentSHA256, got.DocumentSHA256)
 }
+
+// The API server drops empty lists: a status read back equals the one
+// written.
+func TestStatusSumIgnoresEmptyVersusAbsentLists(t *testing.T) {
+	require.Equal(t, statusSum(v1alpha1.AIBOMStatus{Absorbed: []string{}, Summary: v1alpha1.Summary{Models: []string{}}}), statusSum(v1alpha1.AIBOMStatus{}))
+}
