@@ -65,7 +65,7 @@ func TestCronJobAbsorbsItsJobAndGetsThePodsDigest(t *testing.T) {
 	})
 	require.Equal(t, []string{"Job.batch/nightly-29180280"}, a.Status.Absorbed)
 	require.Contains(t, a.Status.Document, `"aibom.rollup.owned.0"`)
-	require.Contains(t, a.Status.Document, `"Job/nightly-29180280"`)
+	require.Contains(t, a.Status.Document, `"Job.batch/nightly-29180280"`)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
 	requireNoAIBOMFor(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"))
 }
