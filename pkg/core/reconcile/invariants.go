@@ -84,7 +84,9 @@ func (r *Reconciler) afterReconcile(ctx context.Context, req Request, outcome st
 // It returns nil when there is none, or no live reader.
 func (r *Reconciler) liveAIBOM(ctx context.Context, key client.ObjectKey) (*v1alpha1.AIBOM, error) {
 	w, ok := workloadOf(ctx)
-	if r.APIReader == nil || !ok || !r.reported.take(w) {
+	if r.APIReader == nil || !ok || key.Name != AIBOMName(w.GroupKind, w.Name) || !r.reported.take(w) {
+		// Only the workload's own AIBOM name (not the legacy name a root
+		// with a long name checks on every reconcile).
 		return nil, nil
 	}
 	a := &v1alpha1.AIBOM{}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,4 +174,31 @@ func TestForgedDocumentRefIsNotTrusted(t *testing.T) {
 // written.
 func TestStatusSumIgnoresEmptyVersusAbsentLists(t *testing.T) {
 	require.Equal(t, statusSum(v1alpha1.AIBOMStatus{Absorbed: []string{}, Summary: v1alpha1.Summary{Models: []string{}}}), statusSum(v1alpha1.AIBOMStatus{}))
+}
+
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets++
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// A root that stays a root costs no live read, even with a long name (its
+// reconcile checks the legacy AIBOM name, which the cache rightly lacks).
+func TestSteadyRootsCostNoLiveRead(t *testing.T) {
+	ctx := context.Background()
+	f := newReconcilerFixture(t, 0)
+	long := strings.Repeat("a", 250)
+	f.r.Store = graph.NewMemoryStore([]client.Object{widgetObj(long, "uid-long", nil)})
+	live := &countingReader{Reader: f.client}
+	f.r.APIReader = live
+	req := Request{GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: coretest.Ns, Name: long}
+	for range 3 {
+		_, err := f.r.Reconcile(ctx, req)
+		require.NoError(t, err)
+	}
+	require.Zero(t, live.gets)
 }
