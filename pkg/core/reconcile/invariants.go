@@ -176,7 +176,7 @@ func forgetTrustedRefs(uid types.UID) { trustedRefs.Delete(uid) }
 
 var (
 	liveDeleteReads = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "aibom_aibom_live_reads_total",
+		Name: "aibom_live_aibom_reads_total",
 		Help: "AIBOMs read from the API server because the cache showed none for a workload last reported as a root (a delete the cache could not decide).",
 	})
 	invariantRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
