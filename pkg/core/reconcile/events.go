@@ -95,6 +95,9 @@ const (
 	// OpNamespace re-evaluates every tracked workload and every AIBOM
 	// subject of the request's namespace (its opt-in changed).
 	OpNamespace
+	// OpAIBOM checks one AIBOM (Namespace, Name) that is not named for its
+	// subject: the controller did not write it (sweep.go).
+	OpAIBOM
 )
 
 func (o MapOp) String() string {
@@ -105,6 +108,8 @@ func (o MapOp) String() string {
 		return "descendants"
 	case OpNamespace:
 		return "namespace"
+	case OpAIBOM:
+		return "aibom"
 	default:
 		return "reconcile"
 	}
@@ -446,6 +451,7 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 			if m.Written.ownCreate(ev.Object) {
 				return // our own create coming back
 			}
+			m.enqueueForeign(ev.Object, q)
 			m.enqueueSubject(ev.Object, q)
 		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {
@@ -455,6 +461,9 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 			statusChanged := statusSum(o.Status) != statusSum(n.Status)
 			if o.Spec != n.Spec || (statusChanged && !m.Written.ownStatus(n)) {
 				m.enqueueSubject(n, q)
+			}
+			if o.Spec != n.Spec || !conditionsEqual(o, n) {
+				m.enqueueForeign(n, q)
 			}
 		},
 		DeleteFunc: func(_ context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {

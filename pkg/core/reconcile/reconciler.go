@@ -136,6 +136,11 @@ func (r *Reconciler) Closure() graph.Closure {
 
 // Reconcile implements ctrlreconcile.TypedReconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrlreconcile.Result, error) {
+	if req.Op == OpAIBOM {
+		after, err := r.checkForeign(ctx, req)
+		eventMappings.WithLabelValues(req.Op.String()).Inc()
+		return ctrlreconcile.Result{RequeueAfter: after}, err
+	}
 	if req.Op != OpReconcile {
 		if r.Mapper != nil && r.Queue != nil {
 			r.Mapper.Process(ctx, req, r.Queue)

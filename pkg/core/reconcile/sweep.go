@@ -214,3 +214,46 @@ func (r *Reconciler) deleteSwept(ctx context.Context, a *v1alpha1.AIBOM, why str
 	log.FromContext(ctx).Info("AIBOM deleted", "namespace", a.Namespace, "aibom", a.Name, "why", why)
 	return true
 }
+
+// enqueueForeign asks for the check of an AIBOM of an opted-in namespace
+// that is not named for its subject (OpAIBOM), as soon as it appears or its
+// spec or conditions change: it is shown Ready=False at once, not at the
+// next sweep.
+func (m EventMapper) enqueueForeign(a *v1alpha1.AIBOM, q adder) {
+	if namedForSubject(a) || !m.optedIn(a.Namespace) {
+		return
+	}
+	q.Add(Request{Op: OpAIBOM, Namespace: a.Namespace, Name: a.Name})
+}
+
+func conditionsEqual(o, n *v1alpha1.AIBOM) bool {
+	oc := meta.FindStatusCondition(o.Status.Conditions, v1alpha1.ConditionReady)
+	nc := meta.FindStatusCondition(n.Status.Conditions, v1alpha1.ConditionReady)
+	if oc == nil || nc == nil {
+		return oc == nc
+	}
+	return oc.Status == nc.Status && oc.Reason == nc.Reason
+}
+
+// checkForeign is OpAIBOM: the sweep's check of one AIBOM. It is retried
+// when its grace period ends.
+func (r *Reconciler) checkForeign(ctx context.Context, req Request) (time.Duration, error) {
+	a := &v1alpha1.AIBOM{}
+	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, a); err != nil {
+		return 0, client.IgnoreNotFound(err)
+	}
+	if namedForSubject(a) || !a.DeletionTimestamp.IsZero() || (r.Mapper != nil && !r.Mapper.optedIn(a.Namespace)) {
+		return 0, nil
+	}
+	r.markForeign(ctx, a)
+	if r.subjectExists(ctx, a) {
+		return 0, nil // kept, marked; the sweep looks again
+	}
+	if left := r.foreignGrace() - r.now().Sub(a.CreationTimestamp.Time); left > 0 {
+		return left, nil
+	}
+	if r.deleteSwept(ctx, a, "not written by the controller, and its subject does not exist") {
+		invariantRepairs.WithLabelValues("foreign_name").Inc()
+	}
+	return 0, nil
+}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
@@ -94,4 +95,42 @@ func TestSweepDeletesAIBOMsOfKindsNoLongerTracked(t *testing.T) {
 	f.r.KindsUntracked(removed)
 	require.Equal(t, SweepResult{Orphans: 1}, f.r.Sweep(ctx))
 	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, f.key, &v1alpha1.AIBOM{})))
+}
+
+// An AIBOM the controller did not write is checked as soon as it appears
+// (its create event), not only at the next sweep: marked at once, retried
+// when its grace period ends, then deleted.
+func TestAnAIBOMTheControllerDidNotWriteIsCheckedOnItsEvent(t *testing.T) {
+	ctx := context.Background()
+	f := newReconcilerFixture(t, 0)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.r.Now = func() time.Time { return now }
+	f.r.Mapper = &EventMapper{Registry: f.r.Registry, Store: f.r.Store, Reader: f.client}
+	a := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: coretest.Ns, Name: "hand-made", CreationTimestamp: metav1.NewTime(now)},
+		Spec: v1alpha1.AIBOMSpec{Subject: v1alpha1.Subject{APIVersion: coretest.WidgetGVK.GroupVersion().String(), Kind: "Widget", Name: "ghost"}}}
+	require.NoError(t, f.client.Create(ctx, a))
+
+	q := newTestQueue(t)
+	f.r.Mapper.ForAIBOMs().Create(ctx, event.TypedCreateEvent[*v1alpha1.AIBOM]{Object: a}, q)
+	var check *Request
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		if req.Op == OpAIBOM {
+			check = &req
+		}
+		q.Done(req)
+	}
+	require.NotNil(t, check, "the create of a foreign AIBOM asks for its check")
+
+	res, err := f.r.Reconcile(ctx, *check)
+	require.NoError(t, err)
+	require.Equal(t, DefaultForeignGrace, res.RequeueAfter, "retried when its grace period ends")
+	got := &v1alpha1.AIBOM{}
+	require.NoError(t, f.client.Get(ctx, client.ObjectKeyFromObject(a), got))
+	require.Equal(t, v1alpha1.ReasonNotWrittenByController, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady).Reason)
+
+	now = now.Add(DefaultForeignGrace)
+	_, err = f.r.Reconcile(ctx, *check)
+	require.NoError(t, err)
+	require.True(t, apierrors.IsNotFound(f.client.Get(ctx, client.ObjectKeyFromObject(a), &v1alpha1.AIBOM{})))
 }
