@@ -38,6 +38,10 @@ const (
 	ReasonBuildFailed     = "BuildFailed"
 	ReasonOverInlineCap   = "OverInlineCap"
 	ReasonWithinInlineCap = "WithinInlineCap"
+	// ReasonNotWrittenByController: an AIBOM that is not the controller's
+	// AIBOM of its subject (named otherwise): never exported or sent to a
+	// sink, deleted when its subject does not exist.
+	ReasonNotWrittenByController = "NotWrittenByController"
 )
 
 // Subject names the workload an AIBOM describes.
@@ -173,8 +177,9 @@ type AIBOMStatus struct {
 	// reconcile whose inputs hash the same writes nothing.
 	// +optional
 	InputHash string `json:"inputHash,omitempty"`
-	// Absorbed lists the tracked workloads this root absorbed, as Kind/name,
-	// sorted by kind then name: at most the first 1000, so that a root
+	// Absorbed lists the tracked workloads this root absorbed, as
+	// Kind.group/name (Kind/name for the core group), sorted by kind, group,
+	// then name, exactly as the document's aibom.rollup.owned list: at most the first 1000, so that a root
 	// absorbing thousands of workloads still fits in one object.
 	// +optional
 	Absorbed []string `json:"absorbed,omitempty"`

@@ -83,7 +83,7 @@ metadata: {name: cfg}
 	require.Equal(t, ExitOK, code, errOut)
 	require.Equal(t, "note: 3 object(s) of kinds no enabled adapter knows were kept and read as generic roots where they own workloads or embed pod templates with an AI signal: ConfigMap (1), ModelServer.example.com (2)\n"+
 		"note: 1 generic root(s) reported (a kind no adapter knows, a Pod nobody controls), read generically; a profile for their kinds would make them precise: ModelServer.example.com default/ms\n", errOut)
-	require.Contains(t, out, "default    ModelServer  ms    vllm     a/b     Deployment/web")
+	require.Contains(t, out, "default    ModelServer  ms    vllm     a/b     Deployment.apps/web")
 	require.NotContains(t, out, "default    Deployment  web ")
 }
 
@@ -282,7 +282,7 @@ func TestAdaptersFlagRestrictsKinds(t *testing.T) {
 	// those kinds.
 	code, out, errOut := run(t, "scan", "-f", filepath.Join(manifests, "dynamo.yaml"), "--adapters", "apps")
 	require.Equal(t, ExitOK, code, errOut)
-	require.Contains(t, out, "DynamoGraphDeployment  vllm-agg  vllm     Qwen/Qwen3-0.6B  Deployment/vllm-agg-frontend,Deployment/vllm-agg-vllmdecodeworker  2/2")
+	require.Contains(t, out, "DynamoGraphDeployment  vllm-agg  vllm     Qwen/Qwen3-0.6B  Deployment.apps/vllm-agg-frontend,Deployment.apps/vllm-agg-vllmdecodeworker  2/2")
 	require.NotContains(t, out, "default    Deployment ")
 	require.Contains(t, errOut, "DynamoComponentDeployment.nvidia.com (2), DynamoGraphDeployment.nvidia.com (1)")
 }

@@ -183,6 +183,9 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 			Attempts: int32(min(r.Attempts, 1<<30)), LastAttemptTime: &metav1.Time{Time: r.At.Truncate(time.Second)}}
 		if r.State == v1alpha1.DeliveryDelivered {
 			next.Location = r.Location
+			// A reference to this location is genuine (the reconciler
+			// trusts no other status.documentRef).
+			reconcile.TrustDelivery(a.UID, r.Sink, r.Location, r.SHA256)
 		} else if cur != nil {
 			next.Location = cur.Location
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // Formats Run writes.
@@ -48,6 +49,9 @@ type Options struct {
 // Result counts what Run did.
 type Result struct {
 	Written, HeldBySink, Empty int
+	// Foreign lists the AIBOMs the controller did not write (not named as
+	// it names its subject's AIBOM, or without its label): never exported.
+	Foreign []string
 	// Mismatched lists the AIBOMs whose stored document does not hash to
 	// the stored SHA-256 (not written).
 	Mismatched []string
@@ -95,6 +99,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for i := range items {
 		a := &items[i]
 		id := a.Namespace + "/" + a.Name
+		if !reconcile.IsControllerAIBOM(a) {
+			// Anyone who may create AIBOMs can make one: only the
+			// controller's own are documents of a workload.
+			fmt.Fprintf(o.Stderr, "%s: not written by the controller (subject %s %s); not exported\n", id, a.Spec.Subject.Kind, a.Spec.Subject.Name)
+			res.Foreign = append(res.Foreign, id)
+			continue
+		}
 		st := a.Status
 		if st.Document == "" {
 			if ref := st.DocumentRef; ref != nil {

@@ -159,5 +159,5 @@ spec:
 	require.Len(t, roots, 1)
 	require.Equal(t, "Stack", roots[0].Entry.Kind.Kind)
 	require.True(t, roots[0].Generic)
-	require.Equal(t, []string{"Deployment/engine"}, roots[0].Descendants.Owned())
+	require.Equal(t, []string{"Deployment.apps/engine"}, roots[0].Descendants.Owned())
 }

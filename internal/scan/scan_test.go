@@ -116,24 +116,24 @@ func TestOneDocumentPerRoot(t *testing.T) {
 	}
 	wants := []want{
 		{"default", "DynamoGraphDeployment", "vllm-agg",
-			[]string{"Deployment/vllm-agg-frontend", "Deployment/vllm-agg-vllmdecodeworker", "DynamoComponentDeployment/vllm-agg-frontend", "DynamoComponentDeployment/vllm-agg-vllmdecodeworker"},
+			[]string{"Deployment.apps/vllm-agg-frontend", "Deployment.apps/vllm-agg-vllmdecodeworker", "DynamoComponentDeployment.nvidia.com/vllm-agg-frontend", "DynamoComponentDeployment.nvidia.com/vllm-agg-vllmdecodeworker"},
 			"vllm", map[string]string{
 				"Frontend/main":         "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a7988",
 				"VllmDecodeWorker/main": "8c7d6e5f4a3b2c1d8c7d6e5f4a3b2c1d8c7d6e5f4a3b2c1d8c7d6e5f4a3b2c1d",
 			}},
 		{"default", "LeaderWorkerSet", "sglang-mn",
-			[]string{"StatefulSet/sglang-mn", "StatefulSet/sglang-mn-0"},
+			[]string{"StatefulSet.apps/sglang-mn", "StatefulSet.apps/sglang-mn-0"},
 			"sglang", map[string]string{
 				"leader/sglang-leader": "2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a",
 				"worker/sglang-worker": "2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a",
 			}},
 		{"default", "NIMService", "llama3-8b",
-			[]string{"Deployment/llama3-8b"},
+			[]string{"Deployment.apps/llama3-8b"},
 			"nim", map[string]string{
 				"/llama3-8b-ctr": "5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",
 			}},
 		{"eval", "CronJob", "nightly-eval",
-			[]string{"Job/nightly-eval-29180280", "Job/nightly-eval-29181720"},
+			[]string{"Job.batch/nightly-eval-29180280", "Job.batch/nightly-eval-29181720"},
 			"tgi", map[string]string{
 				"/eval": "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b",
 			}},

@@ -143,6 +143,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 		Store:            sup,
 		Kinds:            sup,
 		Reader:           mgr.GetCache(),
+		APIReader:        mgr.GetAPIReader(),
 		Writer:           mgr.GetClient(),
 		Recorder:         sup.Recorder,
 		Tool:             opts.Tool,

@@ -64,9 +64,9 @@ func TestCronJobAbsorbsItsJobAndGetsThePodsDigest(t *testing.T) {
 	a := waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, runningDigest) && len(a.Status.Absorbed) == 1
 	})
-	require.Equal(t, []string{"Job/nightly-29180280"}, a.Status.Absorbed)
+	require.Equal(t, []string{"Job.batch/nightly-29180280"}, a.Status.Absorbed)
 	require.Contains(t, a.Status.Document, `"aibom.rollup.owned.0"`)
-	require.Contains(t, a.Status.Document, `"Job/nightly-29180280"`)
+	require.Contains(t, a.Status.Document, `"Job.batch/nightly-29180280"`)
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
 	requireNoAIBOMFor(t, harness.AIBOMKey(ns, jobGK, "nightly-29180280"))
 }
@@ -97,7 +97,7 @@ spec:
 
 	waitNoAIBOM(t, jobKey)
 	waitAIBOM(t, harness.AIBOMKey(ns, cronJobGK, "nightly"), func(a *v1alpha1.AIBOM) bool {
-		return len(a.Status.Absorbed) == 1 && a.Status.Absorbed[0] == "Job/adopted"
+		return len(a.Status.Absorbed) == 1 && a.Status.Absorbed[0] == "Job.batch/adopted"
 	})
 }
 
@@ -159,7 +159,7 @@ spec:
 	databaseGK := schema.GroupKind{Group: "operators.example.com", Kind: "Database"}
 	a := waitAIBOM(t, harness.AIBOMKey(ns, databaseGK, "db"), nil)
 	require.Equal(t, "ollama", a.Status.Summary.Runtime)
-	require.Equal(t, []string{"StatefulSet/db"}, a.Status.Absorbed)
+	require.Equal(t, []string{"StatefulSet.apps/db"}, a.Status.Absorbed)
 	require.Equal(t, "0b7c9d6e-1f2a-4b3c-8d9e-0f1a2b3c4d5e", a.Spec.Subject.UID)
 	require.Contains(t, a.Status.Document, `"aibom.root.generic","value":"true"`)
 	require.Contains(t, a.Status.Document, `"aibom.root.read","value":"false"`)

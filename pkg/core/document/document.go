@@ -134,8 +134,9 @@ type Input struct {
 	// then still uses a digest pinned in the container's image reference.
 	Digests []ContainerDigest
 	// Owned lists the tracked workloads the subject absorbed, each as
-	// "<Kind>/<name>". Order does not matter: Build sorts a copy by kind,
-	// then name, and drops duplicates.
+	// "<Kind>.<group>/<name>" ("<Kind>/<name>" for the core group). Order
+	// does not matter: Build sorts a copy by kind, group, then name; no
+	// entry is merged with another.
 	Owned []string
 	// MaxBytes caps the size of the encoded document; 0 means no cap. When
 	// the document is larger, Build drops components (see Build).
@@ -522,16 +523,23 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 	return &props
 }
 
-// sortedOwned returns the owned workloads sorted by kind, then name, without
-// repeats.
+// sortedOwned returns the owned workloads ("<Kind>.<group>/<name>", or
+// "<Kind>/<name>" for the core group) sorted by kind, then group, then
+// name. Nothing is merged: each entry is one absorbed object, and the same
+// list is the AIBOM's status.absorbed (graph.CompareOwned is the same
+// order).
 func sortedOwned(owned []string) []string {
 	out := slices.Clone(owned)
-	slices.SortFunc(out, func(a, b string) int {
-		ak, an, _ := strings.Cut(a, "/")
-		bk, bn, _ := strings.Cut(b, "/")
-		return cmp.Or(strings.Compare(ak, bk), strings.Compare(an, bn))
-	})
-	return slices.Compact(out)
+	slices.SortFunc(out, compareOwned)
+	return out
+}
+
+func compareOwned(a, b string) int {
+	ak, an, _ := strings.Cut(a, "/")
+	bk, bn, _ := strings.Cut(b, "/")
+	akind, agroup, _ := strings.Cut(ak, ".")
+	bkind, bgroup, _ := strings.Cut(bk, ".")
+	return cmp.Or(strings.Compare(akind, bkind), strings.Compare(agroup, bgroup), strings.Compare(an, bn), strings.Compare(a, b))
 }
 
 // marshal encodes bom as CycloneDX 1.6 JSON.

@@ -70,7 +70,7 @@ func rollup() Input {
 	return Input{
 		Subject: Subject{APIVersion: "nvidia.com/v1alpha1", Group: "nvidia.com", Kind: "DynamoGraphDeployment", Namespace: "inference", Name: "disagg", UID: "0d6c7a1e-58f2-4f0b-9a51-2b7e0c3d4e5f"},
 		Tool:    tool,
-		Owned:   []string{"DynamoComponentDeployment/disagg-prefill", "DynamoComponentDeployment/disagg-decode"},
+		Owned:   []string{"DynamoComponentDeployment.nvidia.com/disagg-prefill", "DynamoComponentDeployment.nvidia.com/disagg-decode"},
 		Findings: adapter.Findings{
 			Scrapers: []adapter.Scraper{
 				{Name: "dynamo", Version: "v1", Method: "crd-spec"},
@@ -305,8 +305,8 @@ func TestMetadataPropertyOrder(t *testing.T) {
 		{"aibom.confidence", "inferred"},
 		{"aibom.controller.name", "aibom-controller"},
 		{"aibom.controller.version", "v0.1.0"},
-		{"aibom.rollup.owned.0", "DynamoComponentDeployment/disagg-decode"},
-		{"aibom.rollup.owned.1", "DynamoComponentDeployment/disagg-prefill"},
+		{"aibom.rollup.owned.0", "DynamoComponentDeployment.nvidia.com/disagg-decode"},
+		{"aibom.rollup.owned.1", "DynamoComponentDeployment.nvidia.com/disagg-prefill"},
 		{"aibom.scrape.0.scraperName", "dynamo"},
 		{"aibom.scrape.0.scraperVersion", "v1"},
 		{"aibom.scrape.0.method", "crd-spec"},
@@ -326,7 +326,8 @@ func TestMetadataPropertyOrder(t *testing.T) {
 
 func TestOwnedSortedByKindThenName(t *testing.T) {
 	in := vllmDeployment()
-	in.Owned = []string{"LeaderWorkerSet/b", "Deployment/z", "LeaderWorkerSet/a", "Deployment/z"}
+	in.Owned = []string{"LeaderWorkerSet.leaderworkerset.x-k8s.io/b", "Deployment.apps/z", "LeaderWorkerSet.leaderworkerset.x-k8s.io/a",
+		"Deployment.example.com/z", "Service/z"}
 	_, d := build(t, in)
 	var owned []string
 	for _, p := range d.Metadata.Properties {
@@ -334,13 +335,17 @@ func TestOwnedSortedByKindThenName(t *testing.T) {
 			owned = append(owned, p.Name+"="+p.Value)
 		}
 	}
+	// The same kind and name in two API groups are two entries: one
+	// identity per absorbed object, never merged.
 	assert.Equal(t, []string{
-		"aibom.rollup.owned.0=Deployment/z",
-		"aibom.rollup.owned.1=LeaderWorkerSet/a",
-		"aibom.rollup.owned.2=LeaderWorkerSet/b",
+		"aibom.rollup.owned.0=Deployment.apps/z",
+		"aibom.rollup.owned.1=Deployment.example.com/z",
+		"aibom.rollup.owned.2=LeaderWorkerSet.leaderworkerset.x-k8s.io/a",
+		"aibom.rollup.owned.3=LeaderWorkerSet.leaderworkerset.x-k8s.io/b",
+		"aibom.rollup.owned.4=Service/z",
 	}, owned)
 	// Build sorted a copy.
-	assert.Equal(t, "LeaderWorkerSet/b", in.Owned[0])
+	assert.Equal(t, "LeaderWorkerSet.leaderworkerset.x-k8s.io/b", in.Owned[0])
 }
 
 func TestNoRollupPropertiesWithoutOwned(t *testing.T) {

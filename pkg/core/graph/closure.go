@@ -1,9 +1,12 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,15 +59,47 @@ type LiveReads interface {
 	ReadsLive(e Entry) bool
 }
 
-// Owned returns the absorbed workloads as "<Kind>/<name>", sorted by kind then
-// name: the aibom.rollup.owned list.
+// Owned returns the absorbed workloads, each as its OwnedIdentity, sorted
+// (CompareOwned): the aibom.rollup.owned list and status.absorbed. Two kinds
+// of the same name in different API groups never merge.
 func (d Descendants) Owned() []string {
 	out := make([]string, 0, len(d.Tracked))
 	for _, o := range d.Tracked {
-		out = append(out, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName())
+		out = append(out, OwnedIdentity(o.GetObjectKind().GroupVersionKind().GroupKind(), o.GetName()))
 	}
-	sort.Strings(out)
+	slices.SortFunc(out, CompareOwned)
 	return out
+}
+
+// OwnedIdentity is how an absorbed workload is named on its root's document
+// (aibom.rollup.owned.<i>) and in status.absorbed: "<Kind>.<group>/<name>",
+// or "<Kind>/<name>" for the core group. A kind never contains "." or "/",
+// and a name never contains "/", so the identity parses back
+// (ParseOwnedIdentity) and two objects have the same identity only when
+// they are the same object in one namespace.
+func OwnedIdentity(gk schema.GroupKind, name string) string {
+	if gk.Group == "" {
+		return gk.Kind + "/" + name
+	}
+	return gk.Kind + "." + gk.Group + "/" + name
+}
+
+// ParseOwnedIdentity is the inverse of OwnedIdentity.
+func ParseOwnedIdentity(s string) (schema.GroupKind, string, bool) {
+	kindGroup, name, ok := strings.Cut(s, "/")
+	if !ok || kindGroup == "" || name == "" {
+		return schema.GroupKind{}, "", false
+	}
+	kind, group, _ := strings.Cut(kindGroup, ".")
+	return schema.GroupKind{Group: group, Kind: kind}, name, true
+}
+
+// CompareOwned orders owned identities by kind, then group, then name (the
+// document's order; the document package keeps the same rule).
+func CompareOwned(a, b string) int {
+	ag, an, _ := ParseOwnedIdentity(a)
+	bg, bn, _ := ParseOwnedIdentity(b)
+	return cmp.Or(strings.Compare(ag.Kind, bg.Kind), strings.Compare(ag.Group, bg.Group), strings.Compare(an, bn), strings.Compare(a, b))
 }
 
 // Closure finds a root's descendants through every registered kind, matched

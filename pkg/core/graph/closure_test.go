@@ -39,7 +39,7 @@ func TestClosureThroughUnstructuredIntermediate(t *testing.T) {
 	d, err := graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
 	require.NoError(t, err)
 	owned, pods := coretest.Names(d)
-	require.Equal(t, []string{"Deployment/graph-frontend"}, owned)
+	require.Equal(t, []string{"Deployment.apps/graph-frontend"}, owned)
 	require.Equal(t, []string{"graph-frontend-1-a", "graph-gear-a"}, pods)
 }
 
@@ -57,7 +57,7 @@ func TestClosureThroughPodIntermediate(t *testing.T) {
 	d, err := graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
 	require.NoError(t, err)
 	owned, pods := coretest.Names(d)
-	require.Equal(t, []string{"StatefulSet/lws", "StatefulSet/lws-0"}, owned)
+	require.Equal(t, []string{"StatefulSet.apps/lws", "StatefulSet.apps/lws-0"}, owned)
 	require.Equal(t, []string{"lws-0", "lws-0-1"}, pods)
 
 	res := graph.Walker{Registry: reg, Store: store}.TrackedOwner(context.Background(), workers)

@@ -83,7 +83,7 @@ func TestWalkAndClosureReadMetadataWhereTheStoreOffersIt(t *testing.T) {
 
 		d, err := graph.Closure{Registry: reg, Store: store}.Descendants(ctx, widget)
 		require.NoError(t, err)
-		require.Equal(t, []string{"Deployment/web"}, d.Owned())
+		require.Equal(t, []string{"Deployment.apps/web"}, d.Owned())
 		require.Len(t, d.Pods, 1, "pods are read whole")
 		require.Equal(t, "web-1-a", d.Pods[0].GetName())
 	}

@@ -67,7 +67,7 @@ func TestClosureAttributesPodsOnlyThroughDeclaredOwners(t *testing.T) {
 	d, err := graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), widget)
 	require.NoError(t, err)
 	owned, pods := coretest.Names(d)
-	require.Equal(t, []string{"Deployment/graph-web", "StatefulSet/lws", "StatefulSet/lws-0", "StatefulSet/rogue-sts"}, owned)
+	require.Equal(t, []string{"Deployment.apps/graph-web", "StatefulSet.apps/lws", "StatefulSet.apps/lws-0", "StatefulSet.apps/rogue-sts"}, owned)
 	require.Equal(t, []string{"graph-gear-a", "graph-web-1-a", "graph-web-1-b", "lws-0", "lws-0-1"}, pods)
 	deployGK := schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	require.Equal(t, []graph.UnfitPod{
@@ -228,7 +228,7 @@ func TestTenThousandAbsorbedWorkloadsBuildCapped(t *testing.T) {
 	require.Equal(t, metav1.ConditionTrue, ready.Status, ready.Message)
 	require.Equal(t, 10000, a.Status.AbsorbedCount)
 	require.Len(t, a.Status.Absorbed, document.MaxOwnedListed)
-	require.Equal(t, "Deployment/graph-component-with-a-realistic-name-00000", a.Status.Absorbed[0])
+	require.Equal(t, "Deployment.apps/graph-component-with-a-realistic-name-00000", a.Status.Absorbed[0])
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
 	require.Contains(t, a.Status.Document, `"name":"aibom.rollup.ownedCount","value":"10000"`)
 	require.Contains(t, a.Status.Document, `"name":"aibom.rollup.ownedOmitted","value":"9000"`)

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"reflect"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,6 +95,9 @@ const (
 	// OpNamespace re-evaluates every tracked workload and every AIBOM
 	// subject of the request's namespace (its opt-in changed).
 	OpNamespace
+	// OpAIBOM checks one AIBOM (Namespace, Name) that is not named for its
+	// subject: the controller did not write it (sweep.go).
+	OpAIBOM
 )
 
 func (o MapOp) String() string {
@@ -106,6 +108,8 @@ func (o MapOp) String() string {
 		return "descendants"
 	case OpNamespace:
 		return "namespace"
+	case OpAIBOM:
+		return "aibom"
 	default:
 		return "reconcile"
 	}
@@ -463,14 +467,19 @@ func (m EventMapper) ForAIBOMs() handler.TypedEventHandler[*v1alpha1.AIBOM, Requ
 			if m.Written.ownCreate(ev.Object) {
 				return // our own create coming back
 			}
+			m.enqueueForeign(ev.Object, q)
 			m.enqueueSubject(ev.Object, q)
 		},
 		UpdateFunc: func(_ context.Context, ev event.TypedUpdateEvent[*v1alpha1.AIBOM], q queue) {
 			o, n := ev.ObjectOld, ev.ObjectNew
-			statusChanged := o.Status.InputHash != n.Status.InputHash || o.Status.DocumentSHA256 != n.Status.DocumentSHA256 ||
-				!slices.Equal(o.Status.Absorbed, n.Status.Absorbed)
+			// Every status field a reader relies on (statusSum): a forged
+			// summary, count or document reference is repaired too.
+			statusChanged := statusSum(o.Status) != statusSum(n.Status)
 			if o.Spec != n.Spec || (statusChanged && !m.Written.ownStatus(n)) {
 				m.enqueueSubject(n, q)
+			}
+			if o.Spec != n.Spec || !conditionsEqual(o, n) {
+				m.enqueueForeign(n, q)
 			}
 		},
 		DeleteFunc: func(_ context.Context, ev event.TypedDeleteEvent[*v1alpha1.AIBOM], q queue) {

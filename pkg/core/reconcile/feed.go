@@ -56,9 +56,7 @@ func (f Feed) Handler(ctx context.Context, e graph.Entry) toolscache.ResourceEve
 // creation; for a tracked kind, the subjects of its AIBOMs too (an AIBOM
 // whose workload went away while no cache of its kind ran gets no event).
 func (f Feed) Replay(ctx context.Context, e graph.Entry, objs []client.Object) {
-	for _, obj := range objs {
-		f.Mapper.OnAdd(ctx, e, obj, f.Queue)
-	}
+	f.Mapper.Replay(ctx, e, objs, f.Queue)
 	if !e.Tracked() || f.Mapper.Reader == nil {
 		return // only tracked kinds are subjects
 	}

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/generic"
 	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
@@ -97,7 +97,16 @@ func (r *Reconciler) reconcileGeneric(ctx context.Context, req Request, entry gr
 		r.countMiss(ctx, walk)
 	} else {
 		if req.UID == "" {
-			return OutcomeError, ctrlreconcile.TerminalError(fmt.Errorf("generic root %s: kind %s cannot be read and the request names no UID", req, req.GroupKind))
+			// Named without its UID (its kind was tracked a moment ago):
+			// its AIBOM, if any, says which object it describes.
+			uid, ok, err := r.subjectUID(ctx, aibomKey, req)
+			if err != nil {
+				return OutcomeError, err
+			}
+			if !ok {
+				return OutcomeNothingBelow, nil
+			}
+			req.UID = uid
 		}
 		root = r.unreadRoot(req, entry, registered)
 		genericUnread.WithLabelValues(req.GroupKind.String()).Inc()
@@ -408,4 +417,19 @@ func signalOfItsOwn(ctx context.Context, u *unstructured.Unstructured) bool {
 	}
 	_, ok := f.Match()
 	return ok
+}
+
+// subjectUID is the UID of the subject the AIBOM at key describes, when it
+// describes the object req names.
+func (r *Reconciler) subjectUID(ctx context.Context, key client.ObjectKey, req Request) (types.UID, bool, error) {
+	a := &v1alpha1.AIBOM{}
+	if err := r.Reader.Get(ctx, key, a); apierrors.IsNotFound(err) {
+		return "", false, nil
+	} else if err != nil {
+		return "", false, fmt.Errorf("get AIBOM %s: %w", key, err)
+	}
+	if a.Spec.Subject.Kind != req.Kind || a.Spec.Subject.Name != req.Name || a.Spec.Subject.UID == "" {
+		return "", false, nil
+	}
+	return types.UID(a.Spec.Subject.UID), true, nil
 }

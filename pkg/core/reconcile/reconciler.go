@@ -65,6 +65,9 @@ type Reconciler struct {
 	}
 	// Reader reads namespaces and AIBOMs (normally the informer cache).
 	Reader client.Reader
+	// APIReader reads AIBOMs from the API server, for the deletes the cache
+	// cannot decide (invariants.go); may be nil.
+	APIReader client.Reader
 	// Writer writes AIBOMs.
 	Writer client.Client
 	// Recorder emits Kubernetes Events; may be nil.
@@ -109,6 +112,11 @@ type Reconciler struct {
 	// that a reconcile running on a cache that has not yet seen our own write
 	// neither writes the same status again nor skips a delete.
 	written writeLog
+	// reported records the workloads last reported as roots (invariants.go).
+	reported rootReported
+	// ForeignGrace is how long the sweep keeps an AIBOM the controller did
+	// not write whose subject does not exist (DefaultForeignGrace when 0).
+	ForeignGrace time.Duration
 }
 
 // errStaleCache marks a write refused because the cache lagged behind the
@@ -126,6 +134,11 @@ func (r *Reconciler) Closure() graph.Closure {
 
 // Reconcile implements ctrlreconcile.TypedReconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrlreconcile.Result, error) {
+	if req.Op == OpAIBOM {
+		after, err := r.checkForeign(ctx, req)
+		eventMappings.WithLabelValues(req.Op.String()).Inc()
+		return ctrlreconcile.Result{RequeueAfter: after}, err
+	}
 	if req.Op != OpReconcile {
 		if r.Mapper != nil && r.Queue != nil {
 			r.Mapper.Process(ctx, req, r.Queue)
@@ -136,6 +149,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrlreconcile.
 	logger := log.FromContext(ctx).WithValues("kind", req.GroupKind.String(), "namespace", req.Namespace, "name", req.Name)
 	ctx = log.IntoContext(ctx, logger)
 	outcome, err := r.reconcileWorkload(withWorkload(ctx, req), req)
+	if derr := r.afterReconcile(ctx, req, outcome, err); derr != nil && err == nil {
+		err = derr
+	}
 	if forgetsReferences(outcome) {
 		r.References.Forget(req)
 	}
@@ -312,11 +328,11 @@ func (r *Reconciler) report(ctx context.Context, entry graph.Entry, obj *unstruc
 	rep := inputs.Build()
 	sd := r.prepareSinkDocument(&rep, inputs, existing)
 	if sameSubject && existing.Status.InputHash == inputs.Hash &&
-		(rep.ScrapeErr != nil || rep.BuildErr != nil || existing.Status.DocumentSHA256 == rep.Status.DocumentSHA256) {
+		(rep.ScrapeErr != nil || rep.BuildErr != nil || (existing.Status.DocumentSHA256 == rep.Status.DocumentSHA256 && sameReaderFacts(existing.Status, rep.Status))) {
 		// Not written by this process (or changed behind its back) but
 		// what it would write: verified, nothing to write. A stored
 		// document that differs (forged, or its hash) is rewritten below.
-		r.written.store(key, writeRecord{uid: existing.UID, inputHash: existing.Status.InputHash, docSHA: existing.Status.DocumentSHA256})
+		r.written.store(key, writeRecord{uid: existing.UID, inputHash: existing.Status.InputHash, docSHA: existing.Status.DocumentSHA256, statusSum: statusSum(existing.Status)})
 		if len(redeliver) > 0 {
 			r.offer(key, existing.Spec.Subject, sd, existing.Status.Sinks)
 		}
@@ -470,7 +486,7 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 	if err := r.Writer.Status().Patch(ctx, aibom, client.MergeFrom(base)); err != nil {
 		return OutcomeError, fmt.Errorf("write AIBOM status %s: %w", key, err)
 	}
-	r.written.store(key, writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, behind: behind})
+	r.written.store(key, writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, statusSum: statusSum(status), behind: behind})
 	r.offer(key, aibom.Spec.Subject, sd, status.Sinks)
 	log.FromContext(ctx).Info("AIBOM written", "aibom", key.Name, "outcome", outcome, "absorbed", len(status.Absorbed), "sha256", status.DocumentSHA256)
 	return outcome, nil
@@ -503,11 +519,24 @@ func (r *Reconciler) removeAIBOM(ctx context.Context, key client.ObjectKey, why 
 	var subject v1alpha1.Subject
 	var lastSHA string
 	existing := &v1alpha1.AIBOM{}
-	if err := r.Reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
-		rec, ok := r.written.load(key)
-		if !ok {
-			return nil
+	err := r.Reader.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) {
+		if _, ok := r.written.load(key); !ok {
+			// The cache may lag: a workload this process reported as a
+			// root is checked live once (invariants.go); any other costs
+			// nothing.
+			live, lerr := r.liveAIBOM(ctx, key)
+			if lerr != nil {
+				return lerr
+			}
+			if live == nil {
+				return nil
+			}
+			existing, err = live, nil
 		}
+	}
+	if apierrors.IsNotFound(err) {
+		rec, _ := r.written.load(key)
 		uid, lastSHA = rec.uid, rec.docSHA
 		if w, ok := workloadOf(ctx); ok {
 			subject = v1alpha1.Subject{Kind: w.Kind, Name: w.Name}
@@ -530,7 +559,7 @@ func (r *Reconciler) removeAIBOM(ctx context.Context, key client.ObjectKey, why 
 	if uid != "" {
 		opts = append(opts, client.Preconditions{UID: &uid})
 	}
-	err := r.Writer.Delete(ctx, victim, opts...)
+	err = r.Writer.Delete(ctx, victim, opts...)
 	r.written.Delete(key)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -83,7 +83,7 @@ func GatherInputs(ctx context.Context, entry graph.Entry, obj *unstructured.Unst
 // inputs start to give a different document or status (a changed builder or
 // scraper), so that every AIBOM is rewritten once after an upgrade even when
 // the version string did not change (development builds).
-const buildRevision = 4 // 4: one component per identity, native evidence, purls, dependencies, compact JSON; 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
+const buildRevision = 5 // 5: absorbed workloads named with their API group (<Kind>.<group>/<name>), never merged; 4: one component per identity, native evidence, purls, dependencies, compact JSON; 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
 
 func (in Inputs) hash() string {
 	scrapeErr := ""

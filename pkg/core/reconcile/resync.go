@@ -55,6 +55,11 @@ func (r *Reconciler) Resync(ctx context.Context, ratePerSecond float64) int {
 	}
 	resyncPasses.Inc()
 	r.recordCoverage(ctx)
+	// Clean-up by invariant (sweep.go): orphans and AIBOMs the controller
+	// did not write, from the cache, before every subject is re-verified.
+	if sw := r.Sweep(ctx); sw.Orphans+sw.Marked+sw.Deleted > 0 {
+		log.FromContext(ctx).Info("re-verification: swept AIBOMs", "orphans", sw.Orphans, "foreign", sw.Foreign, "marked", sw.Marked, "deleted", sw.Deleted)
+	}
 	seen := map[Request]bool{}
 	var reqs []Request
 	add := func(r Request) {

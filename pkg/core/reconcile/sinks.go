@@ -131,14 +131,19 @@ func heldBySink(existing *v1alpha1.AIBOM, names []string, sha string, size int) 
 	if existing == nil {
 		return nil
 	}
-	if ref := existing.Status.DocumentRef; ref != nil && ref.SHA256 == sha && slices.Contains(names, ref.Sink) {
+	// Only a reference this process wrote or saw delivered (trustedRef):
+	// status.sinks and status.documentRef can be written by anyone with
+	// update on aiboms/status.
+	if ref := existing.Status.DocumentRef; ref != nil && ref.SHA256 == sha && slices.Contains(names, ref.Sink) && trustedRef(existing.UID, ref) {
 		if e := findSink(existing.Status.Sinks, ref.Sink); e != nil && e.State == v1alpha1.DeliveryDelivered && e.DocumentSHA256 == sha {
 			return ref.DeepCopy()
 		}
 	}
 	for _, n := range names {
 		if e := findSink(existing.Status.Sinks, n); e != nil && e.State == v1alpha1.DeliveryDelivered && e.DocumentSHA256 == sha && e.Location != "" {
-			return &v1alpha1.DocumentReference{Sink: n, Location: e.Location, SHA256: sha, Size: size}
+			if ref := (&v1alpha1.DocumentReference{Sink: n, Location: e.Location, SHA256: sha, Size: size}); trustedRef(existing.UID, ref) {
+				return ref
+			}
 		}
 	}
 	return nil

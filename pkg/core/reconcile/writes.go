@@ -32,6 +32,9 @@ type writeRecord struct {
 	// inputHash and docSHA are the status.inputHash and
 	// status.documentSHA256 of our last status write or verification.
 	inputHash, docSHA string
+	// statusSum is the statusSum of that status (invariants.go): a summary,
+	// count or reference changed behind our back no longer matches.
+	statusSum string
 	// behind lists resourceVersions the AIBOM had before our last write
 	// landed: a cache that shows one of them has not seen the write yet.
 	behind []string
@@ -76,7 +79,8 @@ func (rec writeRecord) lagging(cached *v1alpha1.AIBOM) bool {
 // matches reports whether a cached AIBOM's status is the one we last wrote
 // (or verified): same input hash, and a stored document with our hash.
 func (rec writeRecord) matches(cached *v1alpha1.AIBOM) bool {
-	return cached.Status.InputHash == rec.inputHash && cached.Status.DocumentSHA256 == rec.docSHA
+	return cached.Status.InputHash == rec.inputHash && cached.Status.DocumentSHA256 == rec.docSHA &&
+		(rec.statusSum == "" || statusSum(cached.Status) == rec.statusSum)
 }
 
 // ownStatus reports whether an AIBOM as delivered by an event carries the
@@ -120,7 +124,10 @@ func observeDocument(a *v1alpha1.AIBOM) {
 		a.Status.DocumentSHA256 = prev.(observation).sha
 		return
 	}
-	held := a.Status.Document == "" && a.Status.DocumentRef != nil && a.Status.DocumentRef.SHA256 == a.Status.DocumentSHA256
+	// A reference is held only if this process wrote it or saw the sink
+	// deliver there (trustedRef): a forged one reads as an empty document.
+	held := a.Status.Document == "" && a.Status.DocumentRef != nil && a.Status.DocumentRef.SHA256 == a.Status.DocumentSHA256 &&
+		trustedRef(a.UID, a.Status.DocumentRef)
 	if !held && (a.Status.Document != "" || a.Status.DocumentSHA256 != "") {
 		sum := sha256.Sum256([]byte(a.Status.Document))
 		if got := hex.EncodeToString(sum[:]); got != a.Status.DocumentSHA256 {
@@ -138,7 +145,7 @@ var observations sync.Map
 type observation struct{ resourceVersion, sha string }
 
 // forgetObservation drops a deleted AIBOM's observation.
-func forgetObservation(uid types.UID) { observations.Delete(uid) }
+func forgetObservation(uid types.UID) { observations.Delete(uid); forgetTrustedRefs(uid) }
 
 // TransformAIBOM keeps of an AIBOM what the controller reads from its cache:
 // everything but status.document (tens of KB per root, most of what an

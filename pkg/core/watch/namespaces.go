@@ -24,10 +24,14 @@ import (
 // with what they dropped before; OptedIn is false until it is ready, so that
 // no root of it is reconciled on a half-filled cache.
 type NamespaceSet struct {
-	mu       sync.RWMutex
-	in       map[string]bool
-	pending  map[string]bool
-	labels   map[string]map[string]string
+	mu      sync.RWMutex
+	in      map[string]bool
+	pending map[string]bool
+	labels  map[string]map[string]string
+	// fills is each namespace's opt-in generation (optin.go): bumped by
+	// every opt-in change, so that a fill started before the latest change
+	// never marks the namespace ready.
+	fills    map[string]uint64
 	selector labels.Selector
 	synced   toolscache.InformerSynced
 	// OnChange is called with a namespace whose opt-in changed (opted in
@@ -40,7 +44,7 @@ type NamespaceSet struct {
 
 // NewNamespaceSet returns an empty set with the default selector.
 func NewNamespaceSet() *NamespaceSet {
-	return &NamespaceSet{in: map[string]bool{}, pending: map[string]bool{}, labels: map[string]map[string]string{},
+	return &NamespaceSet{in: map[string]bool{}, pending: map[string]bool{}, labels: map[string]map[string]string{}, fills: map[string]uint64{},
 		selector: graph.DefaultNamespaceSelector()}
 }
 

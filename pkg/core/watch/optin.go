@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -74,15 +75,24 @@ func (s *Supervisor) namespaceChanged(name string) {
 	}
 	ctx := *p
 	if !s.Namespaces.Admitted(name) {
+		s.Namespaces.beginFill(name) // any fill in flight is stale now
 		s.Namespaces.setPending(name, false)
 		s.purgeNamespace(name)
 		s.Events.NamespaceChanged(name)
 		return
 	}
 	s.Namespaces.setPending(name, true)
+	gen := s.Namespaces.beginFill(name)
 	go func() {
-		s.fillNamespace(ctx, name)
-		s.Namespaces.setPending(name, false)
+		s.fillNamespace(ctx, name, gen)
+		if !s.Namespaces.finishFill(name, gen) {
+			// A later opt-in change owns the namespace now: its fill
+			// (or its opt-out) decides; this one marks nothing ready.
+			if !s.Namespaces.Admitted(name) {
+				s.purgeNamespace(name)
+			}
+			return
+		}
 		if !s.Namespaces.Admitted(name) {
 			s.purgeNamespace(name) // opted out meanwhile
 		}
@@ -108,13 +118,13 @@ func (s *Supervisor) watchedKinds() []*kindWatch {
 
 // fillNamespace lists a newly admitted namespace in every watched kind, in
 // parallel, and adds to each cache what it dropped before.
-func (s *Supervisor) fillNamespace(ctx context.Context, ns string) {
+func (s *Supervisor) fillNamespace(ctx context.Context, ns string, gen uint64) {
 	var wg sync.WaitGroup
 	for _, kw := range s.watchedKinds() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.fillKind(ctx, kw, ns); err != nil {
+			if err := s.fillKind(ctx, kw, ns, gen); err != nil {
 				s.Log.Error(err, "filling the cache of a namespace that opted in; its events still reach the cache, and the kind's next relist completes it",
 					"namespace", ns, "kind", kw.entry.Kind.String())
 			}
@@ -123,7 +133,7 @@ func (s *Supervisor) fillNamespace(ctx context.Context, ns string) {
 	wg.Wait()
 }
 
-func (s *Supervisor) fillKind(ctx context.Context, kw *kindWatch, ns string) error {
+func (s *Supervisor) fillKind(ctx context.Context, kw *kindWatch, ns string, gen uint64) error {
 	// Until its first sync, the kind's initial list may have dropped the
 	// namespace's objects, and its end replaces the store: fill after it.
 	// A kind whose list fails (an outage) has no list in flight that the
@@ -141,7 +151,13 @@ func (s *Supervisor) fillKind(ctx context.Context, kw *kindWatch, ns string) err
 	}
 	transform := s.transform(kw.entry)
 	indexer := kw.informer.GetIndexer()
-	for range 3 {
+	// Deletions seen from now on are remembered: a listed object deleted
+	// before it is written is not written (and one deleted after is removed
+	// by the deletion's handler, admissionHandler).
+	kw.fills.begin()
+	defer kw.fills.end()
+	const rounds = 3
+	for round := range rounds {
 		// A relist in flight replaces the store when it ends, perhaps
 		// without what the fill adds: wait for it, and fill again if one
 		// ended meanwhile.
@@ -157,12 +173,13 @@ func (s *Supervisor) fillKind(ctx context.Context, kw *kindWatch, ns string) err
 		if err != nil {
 			return err
 		}
+		var added []any
 		for _, item := range items {
-			if !s.Namespaces.Admitted(ns) {
-				return nil
+			if !s.Namespaces.Admitted(ns) || !s.Namespaces.fillCurrent(ns, gen) {
+				return nil // opted out, or a newer opt-in fills it
 			}
 			obj, ok := item.(client.Object)
-			if !ok || obj.GetNamespace() != ns {
+			if !ok || obj.GetNamespace() != ns || kw.fills.deleted(obj.GetUID()) {
 				continue
 			}
 			if _, exists, err := indexer.Get(obj); err != nil || exists {
@@ -175,9 +192,25 @@ func (s *Supervisor) fillKind(ctx context.Context, kw *kindWatch, ns string) err
 				continue
 			}
 			_ = indexer.Add(out)
+			if kw.fills.deleted(obj.GetUID()) {
+				_ = indexer.Delete(out) // deleted while being written
+				continue
+			}
+			added = append(added, out)
 		}
 		if kw.listing.Load() == 0 && kw.lists.Load() == lists {
 			return nil
+		}
+		// A relist ended meanwhile: it may have found deleted what this
+		// round's older list still had. What this round added (and no
+		// event replaced since) goes; the next round lists again.
+		for _, out := range added {
+			if round == rounds-1 {
+				break // no next round: keep what there is
+			}
+			if cur, exists, err := indexer.Get(out); err == nil && exists && cur == out {
+				_ = indexer.Delete(out)
+			}
 		}
 	}
 	return nil
@@ -212,7 +245,100 @@ func (s *Supervisor) admissionHandler(kw *kindWatch) toolscache.ResourceEventHan
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    drop,
 		UpdateFunc: func(_, n any) { drop(n) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			o, err := meta.Accessor(obj)
+			if err != nil || o.GetNamespace() == "" {
+				return
+			}
+			kw.fills.noteDeleted(o.GetUID())
+			// An opt-in fill may have written the object back from a
+			// list older than its deletion (delete notifications reach
+			// handlers after the store is updated): remove it again, by
+			// UID (a re-created object under the name stays).
+			indexer := kw.informer.GetIndexer()
+			if cur, exists, err := indexer.GetByKey(o.GetNamespace() + "/" + o.GetName()); err == nil && exists {
+				if c, err := meta.Accessor(cur); err == nil && c.GetUID() == o.GetUID() {
+					_ = indexer.Delete(cur)
+				}
+			}
+		},
 	}
+}
+
+// fillTracker counts a kind's opt-in fills in flight and, while there is
+// one, remembers the UIDs of the objects deleted: a fill never writes back
+// an object deleted after its list.
+type fillTracker struct {
+	mu      sync.Mutex
+	active  int
+	deletes map[types.UID]bool
+}
+
+func (f *fillTracker) begin() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.active++
+}
+
+func (f *fillTracker) end() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active--; f.active == 0 {
+		f.deletes = nil
+	}
+}
+
+func (f *fillTracker) noteDeleted(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active == 0 || uid == "" {
+		return
+	}
+	if f.deletes == nil {
+		f.deletes = map[types.UID]bool{}
+	}
+	f.deletes[uid] = true
+}
+
+func (f *fillTracker) deleted(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.deletes[uid]
+}
+
+// beginFill starts a new opt-in generation of a namespace and returns it:
+// fills of older generations no longer mark it ready.
+func (s *NamespaceSet) beginFill(namespace string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fills == nil {
+		s.fills = map[string]uint64{}
+	}
+	s.fills[namespace]++
+	return s.fills[namespace]
+}
+
+// fillCurrent reports whether gen is the namespace's latest opt-in
+// generation.
+func (s *NamespaceSet) fillCurrent(namespace string, gen uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.fills[namespace] == gen
+}
+
+// finishFill marks the namespace ready when gen is still its latest opt-in
+// generation, and reports whether it was.
+func (s *NamespaceSet) finishFill(namespace string, gen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fills[namespace] != gen {
+		return false
+	}
+	delete(s.pending, namespace)
+	return true
 }
 
 // CachedObjects returns how many objects each watched kind's cache holds in

@@ -123,6 +123,9 @@ type kindWatch struct {
 	lists   atomic.Int64
 	// inOutage mirrors outage for the per-event progress hook.
 	inOutage atomic.Bool
+	// fills tracks the opt-in fills in flight and the deletions seen
+	// meanwhile (optin.go).
+	fills fillTracker
 
 	mu      sync.Mutex
 	lastErr error // the latest list, watch or probe error

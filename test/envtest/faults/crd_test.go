@@ -76,7 +76,7 @@ func TestOwnerKindCRDDeletedWhileItsObjectsAndChildrenExist(t *testing.T) {
 	env.MustApply(t, ns, gizmoTree)
 	conservation(ns).Eventually(t, eventually)
 	kept := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, gizmoGK, "g"), workerDigest)
-	require.Equal(t, []string{"StatefulSet/g-workers"}, kept.Status.Absorbed)
+	require.Equal(t, []string{"StatefulSet.apps/g-workers"}, kept.Status.Absorbed)
 
 	require.NoError(t, env.Client.Delete(ctx, crd))
 	require.Eventually(t, func() bool {

@@ -90,14 +90,14 @@ func TestLWSDeletedWithOrphanPropagation(t *testing.T) {
 	lws := env.MustApply(t, ns, lwsObject+"---"+lwsChildren)[0]
 	conservation(ns).Eventually(t, eventually)
 	a := getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm"))
-	require.Equal(t, []string{"StatefulSet/vllm", "StatefulSet/vllm-0"}, a.Status.Absorbed)
+	require.Equal(t, []string{"StatefulSet.apps/vllm", "StatefulSet.apps/vllm-0"}, a.Status.Absorbed)
 
 	require.NoError(t, env.Client.Delete(ctx, lws, client.PropagationPolicy(metav1.DeletePropagationOrphan)))
 	terminating := getObject(t, lws.GetAPIVersion(), "LeaderWorkerSet", client.ObjectKeyFromObject(lws))
 	require.NotNil(t, terminating.GetDeletionTimestamp())
 	require.Contains(t, terminating.GetFinalizers(), metav1.FinalizerOrphanDependents)
 	settle(t, ns)
-	require.Equal(t, []string{"StatefulSet/vllm", "StatefulSet/vllm-0"}, getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm")).Status.Absorbed,
+	require.Equal(t, []string{"StatefulSet.apps/vllm", "StatefulSet.apps/vllm-0"}, getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm")).Status.Absorbed,
 		"a terminating owner still reports its tree")
 
 	// The garbage collector orphans the dependents, then lets the LWS go.
@@ -117,7 +117,7 @@ func TestLWSDeletedWithOrphanPropagation(t *testing.T) {
 	require.Equal(t, 1, rep.AIBOMs)
 	require.Nil(t, getAIBOM(t, harness.AIBOMKey(ns, lwsGK, "vllm")))
 	root := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "vllm"), leaderDigest)
-	require.Equal(t, []string{"StatefulSet/vllm-0"}, root.Status.Absorbed)
+	require.Equal(t, []string{"StatefulSet.apps/vllm-0"}, root.Status.Absorbed)
 	settle(t, ns)
 }
 
@@ -134,7 +134,7 @@ func TestRecreatedLWSDoesNotAdoptStaleStatefulSets(t *testing.T) {
 	require.NoError(t, env.Client.Delete(ctx, old))
 	conservation(ns).Eventually(t, eventually)
 	stale := requireEventuallyAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "vllm"), leaderDigest)
-	require.Equal(t, []string{"StatefulSet/vllm-0"}, stale.Status.Absorbed)
+	require.Equal(t, []string{"StatefulSet.apps/vllm-0"}, stale.Status.Absorbed)
 
 	fresh := env.MustApply(t, ns, lwsObject)[0]
 	require.NotEqual(t, old.GetUID(), fresh.GetUID())
@@ -151,7 +151,7 @@ func TestRecreatedLWSDoesNotAdoptStaleStatefulSets(t *testing.T) {
 	require.NotContains(t, a.Status.Document, workerDigest)
 	still := getAIBOM(t, harness.AIBOMKey(ns, statefulSetGK, "vllm"))
 	require.Equal(t, stale.UID, still.UID, "the stale leader StatefulSet's AIBOM was kept")
-	require.Equal(t, []string{"StatefulSet/vllm-0"}, still.Status.Absorbed)
+	require.Equal(t, []string{"StatefulSet.apps/vllm-0"}, still.Status.Absorbed)
 }
 
 // requireEventuallyAIBOM waits until the AIBOM's document names every digest.

@@ -172,7 +172,7 @@ func TestAPIServerRestartedDuringReconciles(t *testing.T) {
 		return true
 	}, eventually, tick, "every Deployment's document carries its pod's current digest")
 	cronDoc := getAIBOM(t, harness.AIBOMKey(nss[0], cronJobGK, "nightly"))
-	require.Equal(t, []string{"Job/adoptee", "Job/nightly-1"}, cronDoc.Status.Absorbed)
+	require.Equal(t, []string{"Job.batch/adoptee", "Job.batch/nightly-1"}, cronDoc.Status.Absorbed)
 
 	// No AIBOM that should exist was lost: those written before the outage
 	// kept their identity, except the deleted Deployment's, the adopted Job's

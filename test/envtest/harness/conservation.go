@@ -92,7 +92,7 @@ type objectKey struct {
 	name      string
 }
 
-func (k objectKey) String() string { return k.gk.Kind + "/" + k.name }
+func (k objectKey) String() string { return graph.OwnedIdentity(k.gk, k.name) }
 
 // snapshot is the metadata of every object of a registered kind.
 type snapshot struct {
@@ -231,7 +231,7 @@ func (c Conservation) Check(ctx context.Context) (ConservationReport, error) {
 			}
 		}
 		want := expectedOwned[subject]
-		sort.Strings(want)
+		slices.SortFunc(want, graph.CompareOwned)
 		if !slices.Equal(want, a.Status.Absorbed) {
 			violate("AIBOM %s: absorbs %v, want %v", id, a.Status.Absorbed, want)
 		}
@@ -383,24 +383,19 @@ func (s *snapshot) root(w objectKey) objectKey {
 	}
 }
 
-// trackedNamed resolves an aibom.rollup.owned value "Kind/name" to the
-// tracked workloads of that kind (in any group) and name in namespace.
+// trackedNamed resolves an aibom.rollup.owned value "<Kind>.<group>/<name>"
+// to the tracked workload it names in namespace (none when it does not
+// exist).
 func (s *snapshot) trackedNamed(namespace, owned string) []objectKey {
-	kind, name, ok := strings.Cut(owned, "/")
-	if !ok {
+	gk, name, ok := graph.ParseOwnedIdentity(owned)
+	if !ok || !s.reg.IsTracked(gk) {
 		return nil
 	}
-	var out []objectKey
-	for _, e := range s.reg.TrackedEntries() {
-		if e.Kind.Kind != kind {
-			continue
-		}
-		k := objectKey{e.GroupKind(), namespace, name}
-		if s.objs[k] != nil {
-			out = append(out, k)
-		}
+	k := objectKey{gk, namespace, name}
+	if s.objs[k] == nil {
+		return nil
 	}
-	return out
+	return []objectKey{k}
 }
 
 // documentProblems checks that an AIBOM's status agrees with itself and with

@@ -95,7 +95,7 @@ func TestConservationHolds(t *testing.T) {
 	deploy, rs, cron, job := forest()
 	rep := check(t, deploy, rs, cron, job,
 		aibom(deployGK, "apps/v1", "web", "u-web"),
-		aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job/nightly-1"))
+		aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job.batch/nightly-1"))
 	require.NoError(t, rep.Err())
 	require.Equal(t, 3, rep.Workloads)
 	require.Equal(t, 2, rep.Roots)
@@ -110,15 +110,15 @@ func TestConservationReportsEveryViolation(t *testing.T) {
 		objs []client.Object
 		want string
 	}{
-		{"root without AIBOM", []client.Object{aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job/nightly-1")},
+		{"root without AIBOM", []client.Object{aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job.batch/nightly-1")},
 			"Deployment.apps ml/web (uid u-web) is a root without an AIBOM"},
-		{"rolled-up workload with an AIBOM", []client.Object{aibom(deployGK, "apps/v1", "web", "u-web"), aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job/nightly-1"), aibom(jobGK, "batch/v1", "nightly-1", "u-job")},
-			"its subject Job.batch ml/nightly-1 is rolled up into CronJob/nightly"},
+		{"rolled-up workload with an AIBOM", []client.Object{aibom(deployGK, "apps/v1", "web", "u-web"), aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job.batch/nightly-1"), aibom(jobGK, "batch/v1", "nightly-1", "u-job")},
+			"its subject Job.batch ml/nightly-1 is rolled up into CronJob.batch/nightly"},
 		{"owned list misses a child", []client.Object{aibom(deployGK, "apps/v1", "web", "u-web"), aibom(cronGK, "batch/v1", "nightly", "u-cron")},
-			"absorbs [], want [Job/nightly-1]"},
-		{"AIBOM of a deleted workload", []client.Object{aibom(deployGK, "apps/v1", "web", "u-web"), aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job/nightly-1"), aibom(deployGK, "apps/v1", "gone", "u-gone")},
+			"absorbs [], want [Job.batch/nightly-1]"},
+		{"AIBOM of a deleted workload", []client.Object{aibom(deployGK, "apps/v1", "web", "u-web"), aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job.batch/nightly-1"), aibom(deployGK, "apps/v1", "gone", "u-gone")},
 			"its subject Deployment.apps ml/gone does not exist"},
-		{"AIBOM of a predecessor", []client.Object{aibom(deployGK, "apps/v1", "web", "u-old"), aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job/nightly-1")},
+		{"AIBOM of a predecessor", []client.Object{aibom(deployGK, "apps/v1", "web", "u-old"), aibom(cronGK, "batch/v1", "nightly", "u-cron", "Job.batch/nightly-1")},
 			"names subject UID u-old, but Deployment.apps ml/web has UID u-web"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,8 +136,8 @@ func TestConservationFollowsUIDs(t *testing.T) {
 	cron.UID = "u-cron-2"
 	rep := check(t, deploy, rs, cron, job,
 		aibom(deployGK, "apps/v1", "web", "u-web"),
-		aibom(cronGK, "batch/v1", "nightly", "u-cron-2", "Job/nightly-1"))
+		aibom(cronGK, "batch/v1", "nightly", "u-cron-2", "Job.batch/nightly-1"))
 	require.Error(t, rep.Err())
-	require.Contains(t, rep.Err().Error(), "absorbs [Job/nightly-1], want []")
+	require.Contains(t, rep.Err().Error(), "absorbs [Job.batch/nightly-1], want []")
 	require.Contains(t, rep.Err().Error(), "Job.batch ml/nightly-1 (uid u-job) is a root without an AIBOM")
 }

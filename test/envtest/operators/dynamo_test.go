@@ -160,7 +160,7 @@ func TestDynamoGraphAbsorbsComponentAndDeployment(t *testing.T) {
 
 			a := c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", all(absorbedLen(2), hasDigest("VllmDecodeWorker", "main", decodeDigest)))
 			require.Equal(t, "nvidia.com/"+tc.version, a.Spec.Subject.APIVersion)
-			requireAbsorbed(t, a, "Deployment/vllm-disagg-vllmdecodeworker", "DynamoComponentDeployment/vllm-disagg-vllmdecodeworker")
+			requireAbsorbed(t, a, "Deployment.apps/vllm-disagg-vllmdecodeworker", "DynamoComponentDeployment.nvidia.com/vllm-disagg-vllmdecodeworker")
 			requireDigestFromPod(t, a.Status.Document, "VllmDecodeWorker", "main", decodeDigest, decodePod, "main")
 			require.Len(t, docContainers(t, a.Status.Document), 1, "the graph declares only the main container")
 			require.Equal(t, "vllm", a.Status.Summary.Runtime)
@@ -266,7 +266,7 @@ spec:
 
 	// The worker pulled its image first: only the worker pod, reached through
 	// the leader Pod and the worker StatefulSet, can give the digest.
-	want := []string{"DynamoComponentDeployment/vllm-disagg-decode", "LeaderWorkerSet/" + lws, "StatefulSet/" + lws, "StatefulSet/" + lws + "-0"}
+	want := []string{"DynamoComponentDeployment.nvidia.com/vllm-disagg-decode", "LeaderWorkerSet.leaderworkerset.x-k8s.io/" + lws, "StatefulSet.apps/" + lws, "StatefulSet.apps/" + lws + "-0"}
 	a := c.waitAIBOM(t, ns, dgdGK, "vllm-disagg", all(absorbedLen(len(want)), hasDigest("decode", "main", decodeDigest)))
 	requireAbsorbed(t, a, want...)
 	requireDigestFromPod(t, a.Status.Document, "decode", "main", decodeDigest, lws+"-0-1", "main")
@@ -298,7 +298,7 @@ func TestStandaloneDynamoComponentDeploymentIsARoot(t *testing.T) {
 
 			a := c.waitAIBOM(t, ns, dcdGK, "vllm-disagg-vllmdecodeworker", all(absorbedLen(1), hasDigest("VllmDecodeWorker", "main", decodeDigest)))
 			require.Equal(t, "DynamoComponentDeployment", a.Spec.Subject.Kind)
-			requireAbsorbed(t, a, "Deployment/vllm-disagg-vllmdecodeworker")
+			requireAbsorbed(t, a, "Deployment.apps/vllm-disagg-vllmdecodeworker")
 			requireDigestFromPod(t, a.Status.Document, "VllmDecodeWorker", "main", decodeDigest, decodePod, "main")
 			require.Contains(t, a.Status.Document, `"dynamo.component.0.name"`)
 			require.NotContains(t, a.Status.Document, `"dynamo.component.1.name"`, "a one-component graph")

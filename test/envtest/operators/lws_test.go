@@ -114,7 +114,7 @@ func TestLWSAdoptsStatefulSetAndResolvesItsPodDigest(t *testing.T) {
 
 	c.waitNoAIBOM(t, ns, statefulSetGK, "vllm")
 	a := c.waitAIBOM(t, ns, lwsGK, "vllm", all(absorbedLen(1), hasDigest("leader", "vllm-leader", leaderDigest)))
-	requireAbsorbed(t, a, "StatefulSet/vllm")
+	requireAbsorbed(t, a, "StatefulSet.apps/vllm")
 	requireDigestFromPod(t, a.Status.Document, "leader", "vllm-leader", leaderDigest, "vllm-0", "vllm-leader")
 	require.Equal(t, "vllm", a.Status.Summary.Runtime)
 	c.waitOnlyAIBOMs(t, ns, "LeaderWorkerSet/vllm")
@@ -134,7 +134,7 @@ func TestLWSMultiNodeChainThroughTheLeaderPod(t *testing.T) {
 
 	a := c.waitAIBOM(t, ns, lwsGK, "vllm", all(absorbedLen(2),
 		hasDigest("leader", "vllm-leader", leaderDigest), hasDigest("worker", "vllm-worker", workerDigest)))
-	requireAbsorbed(t, a, "StatefulSet/vllm", "StatefulSet/vllm-0")
+	requireAbsorbed(t, a, "StatefulSet.apps/vllm", "StatefulSet.apps/vllm-0")
 	requireDigestFromPod(t, a.Status.Document, "leader", "vllm-leader", leaderDigest, "vllm-0", "vllm-leader")
 	requireDigestFromPod(t, a.Status.Document, "worker", "vllm-worker", workerDigest, "vllm-0-1", "vllm-worker")
 	c.waitOnlyAIBOMs(t, ns, "LeaderWorkerSet/vllm")

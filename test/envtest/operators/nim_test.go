@@ -80,7 +80,7 @@ spec:
 ---`+podYAML(pod, "apps/v1", "ReplicaSet", name+"-6f8c9d7b5", labels, ctr{name + "-ctr", nimImage, nimDigest}))
 
 	a := c.waitAIBOM(t, ns, nimGK, name, all(absorbedLen(1), hasDigest("", name+"-ctr", nimDigest)))
-	requireAbsorbed(t, a, "Deployment/"+name)
+	requireAbsorbed(t, a, "Deployment.apps/"+name)
 	requireDigestFromPod(t, a.Status.Document, "", name+"-ctr", nimDigest, pod, name+"-ctr")
 	require.Equal(t, "nim", a.Status.Summary.Runtime)
 	c.waitOnlyAIBOMs(t, ns, "NIMService/"+name)
@@ -160,7 +160,7 @@ spec:
 		`{leaderworkerset.sigs.k8s.io/name: `+lws+`, leaderworkerset.sigs.k8s.io/group-index: "0", leaderworkerset.sigs.k8s.io/worker-index: "1"}`,
 		ctr{"nim-worker", nim405Img, nimDigest}))
 
-	want := []string{"LeaderWorkerSet/" + lws, "StatefulSet/" + lws, "StatefulSet/" + lws + "-0"}
+	want := []string{"LeaderWorkerSet.leaderworkerset.x-k8s.io/" + lws, "StatefulSet.apps/" + lws, "StatefulSet.apps/" + lws + "-0"}
 	main := nim405Name + "-ctr"
 	// The worker pulled first: its pod, two hops below the leader pod, gives
 	// the digest (its container is nim-worker).

@@ -130,7 +130,7 @@ spec:
 
 	a := c.waitAIBOM(t, ns, isvcGK, "llama", all(absorbedLen(1), hasDigest("", "kserve-container", kserveDigest),
 		docHas(`"ServingRuntime/vllm-runtime"`, `"ServingRuntime/vllm-runtime:spec.containers[0].image"`)))
-	requireAbsorbed(t, a, "Deployment/llama-predictor")
+	requireAbsorbed(t, a, "Deployment.apps/llama-predictor")
 	require.Contains(t, a.Status.Document, `"meta-llama/Llama-3.1-8B-Instruct"`)
 	c.waitNoAIBOM(t, ns, deploymentGK, "llama-predictor")
 	require.NoError(t, c.controller.WaitSettled(time.Second, eventually))
@@ -154,7 +154,7 @@ spec:
 	d := c.waitAIBOM(t, ns, isvcGK, "llama", docHas(`"unresolved:not-found"`))
 	require.Equal(t, a.UID, d.UID, "the AIBOM is kept")
 	require.Contains(t, d.Status.Document, `"meta-llama/Llama-3.1-8B-Instruct"`)
-	requireAbsorbed(t, d, "Deployment/llama-predictor")
+	requireAbsorbed(t, d, "Deployment.apps/llama-predictor")
 	require.NotContains(t, d.Status.Document, "ServingRuntime/vllm-runtime:spec.containers")
 }
 
@@ -211,7 +211,7 @@ spec:
 
 	a := c.waitAIBOM(t, ns, rayServiceGK, "qwen", all(absorbedLen(1),
 		hasDigest("head", "ray-head", rayDigest), hasDigest("gpu", "ray-worker", rayDigest)))
-	requireAbsorbed(t, a, "RayCluster/qwen-raycluster-x7bq2")
+	requireAbsorbed(t, a, "RayCluster.ray.io/qwen-raycluster-x7bq2")
 	require.Contains(t, a.Status.Document, `"Qwen/Qwen2.5-7B-Instruct"`)
 	c.waitNoAIBOM(t, ns, rayClusterGK, "qwen-raycluster-x7bq2")
 	c.waitOnlyAIBOMs(t, ns, "RayService/qwen")
@@ -292,7 +292,7 @@ spec:
 	// absorbs it with its Jobs.
 	a := c.waitAIBOM(t, ns, trainJobGK, "sft", all(absorbedLen(3), hasDigest("node", "node", trainDigest),
 		docHas(`"ClusterTrainingRuntime/`+runtimeName+`"`, `"resolved"`)))
-	requireAbsorbed(t, a, "Job/sft-node-0", "Job/sft-node-1", "JobSet/sft")
+	requireAbsorbed(t, a, "Job.batch/sft-node-0", "Job.batch/sft-node-1", "JobSet.jobset.x-k8s.io/sft")
 	require.Contains(t, a.Status.Document, `"meta-llama/Llama-3.2-1B-Instruct"`)
 	require.Contains(t, a.Status.Document, `"tatsu-lab/alpaca"`)
 	c.waitNoAIBOM(t, ns, jobGK, "sft-node-0")
@@ -400,7 +400,7 @@ spec:
 	// The Knative Service is tracked (the shipped knative profile): the
 	// InferenceService absorbs it with the Deployment of its Revision.
 	a := c.waitAIBOM(t, ns, isvcGK, "bert", all(absorbedLen(2), hasDigest("predictor", "kserve-container", kserveDigest)))
-	requireAbsorbed(t, a, "Deployment/bert-predictor-00001-deployment", "Service/bert-predictor")
+	requireAbsorbed(t, a, "Deployment.apps/bert-predictor-00001-deployment", "Service.serving.knative.dev/bert-predictor")
 	c.waitOnlyAIBOMs(t, ns, "InferenceService/bert")
 }
 
@@ -452,7 +452,7 @@ spec:
 
 	a := c.waitAIBOM(t, ns, schema.GroupKind{Group: "ray.io", Kind: "RayJob"}, "batch", all(absorbedLen(2),
 		hasDigest("head", "ray-head", rayDigest)))
-	requireAbsorbed(t, a, "Job/batch", "RayCluster/batch-raycluster-k2x9p")
+	requireAbsorbed(t, a, "Job.batch/batch", "RayCluster.ray.io/batch-raycluster-k2x9p")
 	require.Contains(t, a.Status.Document, `"meta-llama/Llama-3.2-3B-Instruct"`)
 	c.waitOnlyAIBOMs(t, ns, "RayJob/batch")
 }

@@ -81,7 +81,7 @@ func TestOutOfTreeOllamaAdapterLoadedFromABinary(t *testing.T) {
 	a := waitAIBOM(t, env, key, func(a *v1alpha1.AIBOM) bool {
 		return strings.Contains(a.Status.Document, "llama3.1") && len(a.Status.Absorbed) == 1 && strings.Contains(a.Status.Document, digest)
 	})
-	require.Equal(t, []string{"Deployment/ollama-model-llama"}, a.Status.Absorbed)
+	require.Equal(t, []string{"Deployment.apps/ollama-model-llama"}, a.Status.Absorbed)
 	// The plugin reports the server container without an image (the
 	// operator chooses it): the image and the running digest come from the
 	// pod's status, over the plugin's wire protocol.

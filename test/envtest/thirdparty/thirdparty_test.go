@@ -160,7 +160,7 @@ func TestImageChosenByTheOperatorIsReadFromPodStatus(t *testing.T) {
 
 	env.MustApply(t, ns, servedChain)
 	a := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return len(a.Status.Absorbed) == 1 })
-	require.Equal(t, []string{"Deployment/model-qwen"}, a.Status.Absorbed)
+	require.Equal(t, []string{"Deployment.apps/model-qwen"}, a.Status.Absorbed)
 	c := containerNamed(t, a.Status.Document, "server")
 	require.Equal(t, "server", c.Name, "no pod yet: the container is named, its image unresolved")
 	require.Equal(t, "true", c.prop("aibom.image.fromPods"))
