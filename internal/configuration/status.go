@@ -181,6 +181,14 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 		}
 		next := v1alpha1.SinkDelivery{Sink: r.Sink, State: r.State, DocumentSHA256: r.SHA256, Reason: r.Reason, Message: msg,
 			Attempts: int32(min(r.Attempts, 1<<30)), LastAttemptTime: &metav1.Time{Time: r.At.Truncate(time.Second)}}
+		if r.State == v1alpha1.DeliveryPending && !r.NextAttempt.IsZero() {
+			// Rounded up: the attempt is never before the time written.
+			at := r.NextAttempt.Truncate(time.Second)
+			if at.Before(r.NextAttempt) {
+				at = at.Add(time.Second)
+			}
+			next.NextAttemptTime = &metav1.Time{Time: at}
+		}
 		if r.State == v1alpha1.DeliveryDelivered {
 			next.Location = r.Location
 		} else if cur != nil {

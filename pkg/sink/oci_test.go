@@ -29,7 +29,9 @@ func TestOCIAttachesTheDocumentAsAReferrerOfEachRunningImage(t *testing.T) {
 	dg, err := img.Digest()
 	require.NoError(t, err)
 
-	o := &OCI{SinkName: "oci", Insecure: map[string]bool{host: true}}
+	tr, err := NewTransport(ClientOptions{Destinations: loopback})
+	require.NoError(t, err)
+	o := &OCI{SinkName: "oci", Insecure: map[string]bool{host: true}, Transport: tr, Repositories: []RepositoryGrant{{Prefix: host + "/models"}}}
 	doc := []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","serialNumber":"x"}`)
 	e := Event{Op: OpWrite, AIBOM: types.NamespacedName{Namespace: "team", Name: "deployment-vllm"}, Subject: Subject{Kind: "Deployment", Name: "vllm"},
 		Document: doc, SHA256: "d0c", Images: []string{host + "/models/vllm@" + dg.String()}}
@@ -70,7 +72,7 @@ func TestOCIAttachesTheDocumentAsAReferrerOfEachRunningImage(t *testing.T) {
 	require.Equal(t, doc, got)
 
 	// An image that does not exist is refused permanently (404).
-	missing := Event{Op: OpWrite, Document: doc, SHA256: "x", Images: []string{host + "/models/vllm@sha256:" + strings.Repeat("0", 64)}}
+	missing := Event{Op: OpWrite, Document: doc, Images: []string{host + "/models/vllm@sha256:" + strings.Repeat("0", 64)}, AIBOM: e.AIBOM}
 	_, err = o.Deliver(context.Background(), missing)
 	require.True(t, IsPermanent(err), "%v", err)
 }
