@@ -24,7 +24,8 @@ func RedactURL(raw string) string {
 // library that quotes the URL it was given, say): the URL in full and each
 // of its user, password, path, query and fragment, raw and escaped.
 type Scrubber struct {
-	secrets []string
+	urls    []string // replaced by their origin
+	secrets []string // replaced by "[redacted]"
 }
 
 // NewScrubber returns a scrubber of the secret parts of the given URLs.
@@ -36,7 +37,9 @@ func NewScrubber(urls ...string) *Scrubber {
 		}
 	}
 	for _, raw := range urls {
-		add(raw)
+		if raw != "" {
+			s.urls = append(s.urls, raw)
+		}
 		u, err := url.Parse(raw)
 		if err != nil {
 			continue
@@ -71,10 +74,14 @@ func NewScrubber(urls ...string) *Scrubber {
 	return s
 }
 
-// Scrub replaces every secret part in text with "[redacted]".
+// Scrub replaces every URL in text with its origin, then every secret part
+// left with "[redacted]".
 func (s *Scrubber) Scrub(text string) string {
 	if s == nil {
 		return text
+	}
+	for _, u := range s.urls {
+		text = strings.ReplaceAll(text, u, RedactURL(u))
 	}
 	for _, v := range s.secrets {
 		text = strings.ReplaceAll(text, v, "[redacted]")
