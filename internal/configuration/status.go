@@ -65,8 +65,19 @@ func (w *StatusWriter) Report(r sink.Result) {
 	}
 	m[r.Sink] = r
 	w.mu.Unlock()
+	if r.State == v1alpha1.DeliveryPending {
+		// Every failed attempt is reported; one write per AIBOM in
+		// pendingWriteDelay carries the latest count (a final outcome is
+		// written at once and carries it too).
+		w.queue.AddAfter(r.AIBOM, pendingWriteDelay)
+		return
+	}
 	w.queue.Add(r.AIBOM)
 }
+
+// pendingWriteDelay bounds how often retries of one AIBOM's delivery are
+// written into its status.
+const pendingWriteDelay = 5 * time.Second
 
 // Start runs the worker until ctx ends (a manager Runnable, on the leader).
 func (w *StatusWriter) Start(ctx context.Context) error {
