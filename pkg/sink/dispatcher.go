@@ -287,11 +287,24 @@ func (s *docStore) bytes() int64 {
 	return s.total
 }
 
+// Partitioned is implemented by sinks whose events go to different
+// servers (OCI: the registries of an event's images). The dispatcher runs at
+// most one attempt at a time per server, so that a server that hangs until
+// the attempt's deadline holds one worker, never all of them.
+type Partitioned interface {
+	// Partitions names the servers an event's delivery talks to.
+	Partitions(ev Event) []string
+}
+
 // item is one AIBOM's event in one sink's queue, with its own schedule.
 type item struct {
 	ev   Event // Document nil: in held, or to be loaded (a reference)
 	size int
 	held *heldDoc
+	// parts are the servers the delivery talks to (Partitioned); holding
+	// while its attempt marks them busy.
+	parts   []string
+	holding bool
 	// attempts so far; due is when the next one may start.
 	attempts int
 	due      time.Time
@@ -335,6 +348,7 @@ type lane struct {
 	items     map[types.NamespacedName]*item // queued or being delivered
 	due       schedule                       // the queued ones
 	delivered map[types.NamespacedName]string
+	busy      map[string]bool // partitions with an attempt running
 	wake      chan struct{}
 	cancel    context.CancelFunc
 }
@@ -342,7 +356,7 @@ type lane struct {
 func newLane(d *Dispatcher, s Sink) *lane {
 	queueDepth.WithLabelValues(s.Name()).Set(0)
 	l := &lane{d: d, name: s.Name(), items: map[types.NamespacedName]*item{},
-		delivered: map[types.NamespacedName]string{}, wake: make(chan struct{}, 1)}
+		delivered: map[types.NamespacedName]string{}, busy: map[string]bool{}, wake: make(chan struct{}, 1)}
 	l.setSink(s)
 	return l
 }
@@ -403,6 +417,9 @@ func (l *lane) signal() {
 // when over the byte budget and reloadable; nil when neither.
 func (l *lane) newItem(ev Event) *item {
 	it := &item{ev: ev, size: len(ev.Document), due: ev.queued, index: -1}
+	if p, ok := l.sink.(Partitioned); ok {
+		it.parts = p.Partitions(ev)
+	}
 	it.ev.Document = nil
 	if ev.Op == OpWrite && len(ev.Document) > 0 {
 		it.held = l.d.docs.acquire(&ev)
@@ -467,26 +484,45 @@ func (l *lane) refuse(ev Event, why string) {
 		why+"; the document is offered again by a later redelivery pass"))
 }
 
-// take waits for the item due first, and marks it in delivery.
+// take waits for the item due first whose servers have no attempt
+// running, and marks it in delivery.
 func (l *lane) take(ctx context.Context) *item {
 	for {
 		l.mu.Lock()
 		var wait <-chan time.Time
-		if len(l.due) > 0 {
+		var blocked []*item
+		var found *item
+		for len(l.due) > 0 {
 			top := l.due[0]
 			if d := top.due.Sub(l.d.now()); d > 0 {
 				t := time.NewTimer(d)
 				wait = t.C
 				defer t.Stop() // at most one per wake-up; take returns soon
-			} else {
-				heap.Pop(&l.due)
-				queueDepth.WithLabelValues(l.name).Set(float64(len(l.due)))
-				l.mu.Unlock()
-				if len(l.due) > 0 {
-					l.signal() // another worker may take the next one
-				}
-				return top
+				break
 			}
+			heap.Pop(&l.due)
+			if l.blocked(top) {
+				blocked = append(blocked, top)
+				continue
+			}
+			found = top
+			break
+		}
+		for _, b := range blocked {
+			heap.Push(&l.due, b)
+		}
+		if found != nil {
+			for _, p := range found.parts {
+				l.busy[p] = true
+			}
+			found.holding = true
+			queueDepth.WithLabelValues(l.name).Set(float64(len(l.due)))
+			more := len(l.due) > 0
+			l.mu.Unlock()
+			if more {
+				l.signal() // another worker may take the next one
+			}
+			return found
 		}
 		l.mu.Unlock()
 		select {
@@ -495,6 +531,27 @@ func (l *lane) take(ctx context.Context) *item {
 		case <-l.wake:
 		case <-wait:
 		}
+	}
+}
+
+// blocked reports whether one of it's servers has an attempt running.
+func (l *lane) blocked(it *item) bool {
+	for _, p := range it.parts {
+		if l.busy[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// unblock ends it's attempt on its servers; l.mu is held.
+func (l *lane) unblock(it *item) {
+	if !it.holding {
+		return
+	}
+	it.holding = false
+	for _, p := range it.parts {
+		delete(l.busy, p)
 	}
 }
 
@@ -521,6 +578,7 @@ func (l *lane) backoff(attempts int) time.Duration {
 // AIBOM in its place if one came.
 func (l *lane) finish(it *item) {
 	l.mu.Lock()
+	l.unblock(it)
 	l.d.docs.release(it.held)
 	key := it.ev.AIBOM
 	if l.items[key] == it {
@@ -539,6 +597,7 @@ func (l *lane) finish(it *item) {
 // the AIBOM, if one came, replaces it instead (and starts now).
 func (l *lane) retry(it *item, at time.Time) {
 	l.mu.Lock()
+	l.unblock(it)
 	if n := it.next; n != nil {
 		l.mu.Unlock()
 		l.finish(it)

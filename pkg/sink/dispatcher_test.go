@@ -396,3 +396,61 @@ func BenchmarkQueueUnderAStalledSink(b *testing.B) {
 	b.ReportMetric(float64(d.HeldBytes()), "held-bytes")
 	b.ReportMetric(float64(int64(ms.HeapAlloc)-int64(base)), "heap-growth-bytes")
 }
+
+// registries is a Partitioned sink: events whose image is on "down.example"
+// hang until the attempt's deadline, like a registry that does not answer.
+type registries struct {
+	mu      sync.Mutex
+	running map[string]int
+	maxDown int
+}
+
+func (r *registries) Name() string { return "registries" }
+
+func (r *registries) Partitions(ev Event) []string { return (&OCI{}).Partitions(ev) }
+
+func (r *registries) Deliver(ctx context.Context, ev Event) (Receipt, error) {
+	reg := r.Partitions(ev)[0]
+	r.mu.Lock()
+	r.running[reg]++
+	r.maxDown = max(r.maxDown, r.running["down.example"])
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.running[reg]--
+		r.mu.Unlock()
+	}()
+	if reg == "down.example" {
+		<-ctx.Done()
+		return Receipt{}, ctx.Err()
+	}
+	return Receipt{Location: reg}, nil
+}
+
+func TestARegistryThatDoesNotAnswerHoldsOneWorkerOnly(t *testing.T) {
+	rec := &recorder{}
+	s := &registries{running: map[string]int{}}
+	o := Options{Workers: 4, AttemptTimeout: time.Minute, InitialBackoff: time.Millisecond, MaxElapsed: time.Hour}
+	d := NewDispatcher(o, rec, logr.Discard())
+	d.SetSinks([]Sink{s})
+	start(t, d)
+	// More documents on the dead registry than there are workers, first.
+	for i := range 8 {
+		e := ev("down-"+strconv.Itoa(i), "sha")
+		e.Images = []string{"down.example/team/model@sha256:" + strconv.Itoa(i)}
+		d.Offer(e)
+	}
+	for i := range 20 {
+		e := ev("up-"+strconv.Itoa(i), "sha")
+		e.Images = []string{"up.example/team/model@sha256:" + strconv.Itoa(i)}
+		d.Offer(e)
+	}
+	for i := range 20 {
+		rec.waitFor(t, func(r Result) bool {
+			return r.AIBOM.Name == "up-"+strconv.Itoa(i) && r.State == v1alpha1.DeliveryDelivered
+		})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Equal(t, 1, s.maxDown, "one attempt at a time on the registry that hangs")
+}

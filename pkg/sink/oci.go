@@ -67,6 +67,18 @@ type RepositoryGrant struct {
 // Name implements Sink.
 func (o *OCI) Name() string { return o.SinkName }
 
+// Partitions implements Partitioned: the registries of the event's images,
+// so that a registry that does not answer holds one worker only.
+func (o *OCI) Partitions(ev Event) []string {
+	var out []string
+	for _, img := range ev.Images {
+		if reg, _, ok := strings.Cut(img, "/"); ok && !slices.Contains(out, reg) {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
 // Allows reports whether a referrer of a workload of namespace may be
 // pushed into repo ("registry/path", normalised).
 func (o *OCI) Allows(namespace, repo string) bool {
