@@ -489,15 +489,15 @@ func (l *lane) refuse(ev Event, why string) {
 func (l *lane) take(ctx context.Context) *item {
 	for {
 		l.mu.Lock()
+		var timer *time.Timer
 		var wait <-chan time.Time
 		var blocked []*item
 		var found *item
 		for len(l.due) > 0 {
 			top := l.due[0]
 			if d := top.due.Sub(l.d.now()); d > 0 {
-				t := time.NewTimer(d)
-				wait = t.C
-				defer t.Stop() // at most one per wake-up; take returns soon
+				timer = time.NewTimer(d)
+				wait = timer.C
 				break
 			}
 			heap.Pop(&l.due)
@@ -527,9 +527,14 @@ func (l *lane) take(ctx context.Context) *item {
 		l.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil
 		case <-l.wake:
 		case <-wait:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
 }
