@@ -31,6 +31,12 @@ const (
 	// ReasonQueueFull: a sink's queue was full; the document is delivered
 	// again later.
 	ReasonQueueFull = "QueueFull"
+	// ReasonRepositoryNotAllowed: an image of the workload is in a
+	// repository the OCI sink may not push referrers to.
+	ReasonRepositoryNotAllowed = "RepositoryNotAllowed"
+	// ReasonDestinationRefused: a sink's address is refused (loopback,
+	// link-local, the API server) and not in spec.allowedDestinations.
+	ReasonDestinationRefused = "DestinationRefused"
 	// ReasonStoredInSink: the document exceeds the inline cap and is held
 	// by a sink, referenced in status.documentRef.
 	ReasonStoredInSink    = "StoredInSink"
@@ -136,6 +142,9 @@ type SinkDelivery struct {
 	// LastAttemptTime is when the last attempt ended.
 	// +optional
 	LastAttemptTime *metav1.Time `json:"lastAttemptTime,omitempty"`
+	// NextAttemptTime is when a Pending delivery is tried again.
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
 }
 
 // DocumentReference says where a document too large for the inline cap is

@@ -123,6 +123,36 @@ type OCISink struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
+	// Repositories are the only repositories referrers are pushed to. The
+	// sink pushes with its own credential, not the workload's: without this
+	// boundary any tenant could attach documents to another team's images
+	// by running them. Empty (the default): none; an image outside gets no
+	// referrer and the AIBOM says so (SinkFailed, reason
+	// RepositoryNotAllowed).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Repositories []OCIRepository `json:"repositories,omitempty"`
+}
+
+// OCIRepository allows referrers in the repositories under a prefix,
+// optionally only for the workloads of some namespaces.
+type OCIRepository struct {
+	// Prefix is "registry[:port]/path" as the images are normalised
+	// (docker.io/library/nginx): it matches that repository and those below
+	// it at a "/" ("r.example/team-a" matches "r.example/team-a/model",
+	// never "r.example/team-ab").
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.contains('/')",message="a repository prefix is registry/path"
+	Prefix string `json:"prefix"`
+	// Namespaces limits the grant to workloads of these namespaces; empty:
+	// every namespace.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // Sink is one destination of the documents: exactly one of webhook,
@@ -175,6 +205,17 @@ type AIBOMConfigSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	Sinks []Sink `json:"sinks,omitempty"`
+	// AllowedDestinations lists address prefixes (CIDR, e.g. 127.0.0.1/32)
+	// the sinks may connect to although they are refused by default:
+	// loopback, link-local (cloud metadata endpoints), unspecified and
+	// multicast addresses, and the cluster's API server. The check is on the
+	// resolved address of every connection, so a name resolving to a refused
+	// address is refused too. Allow only what a sink really runs on.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=64
+	AllowedDestinations []string `json:"allowedDestinations,omitempty"`
 }
 
 // AIBOMConfigStatus says which configuration runs.

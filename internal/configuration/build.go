@@ -4,7 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,15 +92,48 @@ func SecretNames(spec v1alpha1.AIBOMConfigSpec) []string {
 	return out
 }
 
+// destinations is the policy of a configuration's connections: its
+// spec.allowedDestinations, and the API server's addresses refused.
+func destinations(spec v1alpha1.AIBOMConfigSpec, apiServer []netip.Addr) (*sink.Destinations, error) {
+	d := &sink.Destinations{APIServer: apiServer}
+	for i, c := range spec.AllowedDestinations {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			if a, aerr := netip.ParseAddr(c); aerr == nil {
+				p, err = a.Prefix(a.BitLen())
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("spec.allowedDestinations[%d]: not a CIDR prefix or an address", i)
+		}
+		d.Allowed = append(d.Allowed, p.Masked())
+	}
+	return d, nil
+}
+
+// checkURL refuses a sink URL that is not absolute with one of schemes,
+// without quoting it (it may hold a secret).
+func checkURL(field, raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || !slices.Contains(schemes, u.Scheme) {
+		return &sinkError{v1alpha1.ConfigReasonSinkInvalid, fmt.Errorf("%s is not an absolute %s URL", field, strings.Join(schemes, " or "))}
+	}
+	return nil
+}
+
 // buildSinks builds every sink of a configuration. It returns one condition
 // per sink; err is set when any sink could not be built (the configuration
 // is then refused as a whole).
-func buildSinks(ctx context.Context, secrets secretReader, spec v1alpha1.AIBOMConfigSpec) ([]sink.Sink, []metav1.Condition, error) {
+func buildSinks(ctx context.Context, secrets secretReader, spec v1alpha1.AIBOMConfigSpec, apiServer []netip.Addr) ([]sink.Sink, []metav1.Condition, error) {
 	var out []sink.Sink
 	var conds []metav1.Condition
+	dest, err := destinations(spec, apiServer)
+	if err != nil {
+		return nil, nil, err
+	}
 	var firstErr error
 	for _, s := range spec.Sinks {
-		built, kind, err := buildSink(ctx, secrets, s)
+		built, kind, err := buildSink(ctx, secrets, s, dest)
 		cond := metav1.Condition{Type: v1alpha1.SinkConditionPrefix + s.Name, Status: metav1.ConditionTrue, Reason: v1alpha1.ConfigReasonSinkReady,
 			Message: kind + " sink configured"}
 		if err != nil {
@@ -116,11 +153,14 @@ func buildSinks(ctx context.Context, secrets secretReader, spec v1alpha1.AIBOMCo
 	return out, conds, firstErr
 }
 
-func buildSink(ctx context.Context, secrets secretReader, s v1alpha1.Sink) (sink.Sink, string, error) {
+func buildSink(ctx context.Context, secrets secretReader, s v1alpha1.Sink, dest *sink.Destinations) (sink.Sink, string, error) {
 	switch {
 	case s.Webhook != nil:
 		w := s.Webhook
-		o := sink.TLSOptions{CABundle: []byte(w.CABundle)}
+		if err := checkURL("webhook.url", w.URL, "https"); err != nil {
+			return nil, "webhook", err
+		}
+		o := sink.ClientOptions{CABundle: []byte(w.CABundle), Destinations: dest}
 		if w.ClientCertificate != nil {
 			data, err := secrets.secret(ctx, w.ClientCertificate.Name)
 			if err != nil {
@@ -154,7 +194,10 @@ func buildSink(ctx context.Context, secrets secretReader, s v1alpha1.Sink) (sink
 		return out, "webhook", nil
 	case s.DependencyTrack != nil:
 		d := s.DependencyTrack
-		c, err := sink.NewHTTPClient(sink.TLSOptions{CABundle: []byte(d.CABundle)})
+		if err := checkURL("dependencyTrack.url", d.URL, "https", "http"); err != nil {
+			return nil, "dependencyTrack", err
+		}
+		c, err := sink.NewHTTPClient(sink.ClientOptions{CABundle: []byte(d.CABundle), Destinations: dest})
 		if err != nil {
 			return nil, "dependencyTrack", &sinkError{v1alpha1.ConfigReasonSinkInvalid, err}
 		}
@@ -165,13 +208,16 @@ func buildSink(ctx context.Context, secrets secretReader, s v1alpha1.Sink) (sink
 		return &sink.DependencyTrack{SinkName: s.Name, BaseURL: d.URL, Client: c, APIKey: string(key), Parent: d.Parent, Cluster: d.ClusterName}, "dependencyTrack", nil
 	case s.OCI != nil:
 		o := s.OCI
-		c, err := sink.NewHTTPClient(sink.TLSOptions{CABundle: []byte(o.CABundle)})
+		c, err := sink.NewHTTPClient(sink.ClientOptions{CABundle: []byte(o.CABundle), Destinations: dest})
 		if err != nil {
 			return nil, "oci", &sinkError{v1alpha1.ConfigReasonSinkInvalid, err}
 		}
 		out := &sink.OCI{SinkName: s.Name, Transport: c.Transport, Insecure: map[string]bool{}}
 		for _, r := range o.InsecureRegistries {
 			out.Insecure[r] = true
+		}
+		for _, r := range o.Repositories {
+			out.Repositories = append(out.Repositories, sink.RepositoryGrant{Prefix: r.Prefix, Namespaces: slices.Clone(r.Namespaces)})
 		}
 		if o.Credentials != nil {
 			data, err := secrets.secret(ctx, o.Credentials.Name)

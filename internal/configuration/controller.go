@@ -2,7 +2,13 @@ package configuration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +50,38 @@ type Options struct {
 	RefreshInterval time.Duration
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
+	// APIServer lists the API server's addresses, refused as sink
+	// destinations unless allowed (default: those of the manager's
+	// rest.Config host and of $KUBERNETES_SERVICE_HOST).
+	APIServer []netip.Addr
+}
+
+// apiServerAddrs resolves the addresses the controller reaches the API
+// server at: its rest.Config host and the in-cluster service.
+func apiServerAddrs(ctx context.Context, host string) []netip.Addr {
+	var names []string
+	if u, err := url.Parse(host); err == nil && u.Hostname() != "" {
+		names = append(names, u.Hostname())
+	}
+	if h := os.Getenv("KUBERNETES_SERVICE_HOST"); h != "" {
+		names = append(names, h)
+	}
+	var out []netip.Addr
+	for _, n := range names {
+		if a, err := netip.ParseAddr(n); err == nil {
+			out = append(out, a.Unmap())
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", n)
+		cancel()
+		if err == nil {
+			for _, a := range addrs {
+				out = append(out, a.Unmap())
+			}
+		}
+	}
+	return out
 }
 
 // Runtime holds the sinks' machinery of one manager.
@@ -64,6 +103,12 @@ func New(mgr manager.Manager, opts Options) *Runtime {
 		opts.RefreshInterval = 5 * time.Minute
 	}
 	log := mgr.GetLogger().WithName("sinks")
+	if opts.APIServer == nil {
+		opts.APIServer = apiServerAddrs(context.Background(), mgr.GetConfig().Host)
+	}
+	if opts.Delivery.Load == nil {
+		opts.Delivery.Load = loadDocument(mgr.GetAPIReader())
+	}
 	rt := &Runtime{opts: opts, log: log}
 	rt.Status = &StatusWriter{Client: mgr.GetClient(), Cache: mgr.GetCache(), API: mgr.GetAPIReader(), Log: log.WithName("status")}
 	rt.Dispatcher = sink.NewDispatcher(opts.Delivery, rt.Status, log)
@@ -80,15 +125,16 @@ func (rt *Runtime) Setup(ctx context.Context, mgr manager.Manager, r *reconcile.
 	rc := reconcile.NewReconfigurer(r, sup)
 	rt.Status.MaxInline = rc.Settings().MaxDocumentBytes
 	c := &Controller{
-		Client:   mgr.GetClient(),
-		API:      mgr.GetAPIReader(),
-		Secrets:  secretReader{reader: mgr.GetAPIReader(), namespace: rt.opts.Namespace},
-		Core:     rc,
-		Hub:      rt.Hub,
-		Defaults: rt.opts.Defaults,
-		Refresh:  rt.opts.RefreshInterval,
-		Elected:  mgr.Elected(),
-		Log:      mgr.GetLogger().WithName("config"),
+		Client:    mgr.GetClient(),
+		API:       mgr.GetAPIReader(),
+		Secrets:   secretReader{reader: mgr.GetAPIReader(), namespace: rt.opts.Namespace},
+		Core:      rc,
+		Hub:       rt.Hub,
+		Defaults:  rt.opts.Defaults,
+		APIServer: rt.opts.APIServer,
+		Refresh:   rt.opts.RefreshInterval,
+		Elected:   mgr.Elected(),
+		Log:       mgr.GetLogger().WithName("config"),
 		redeliver: func(ctx context.Context) {
 			r.Redeliver(ctx, rt.Hub.Names())
 		},
@@ -142,9 +188,11 @@ type Controller struct {
 	Core     *reconcile.Reconfigurer
 	Hub      *Hub
 	Defaults reconcile.Config
-	Refresh  time.Duration
-	Elected  <-chan struct{}
-	Log      logr.Logger
+	// APIServer lists the API server's addresses (sink.Destinations).
+	APIServer []netip.Addr
+	Refresh   time.Duration
+	Elected   <-chan struct{}
+	Log       logr.Logger
 
 	redeliver func(context.Context)
 	mu        sync.Mutex
@@ -201,7 +249,7 @@ func (c *Controller) evaluate(ctx context.Context, obj *v1alpha1.AIBOMConfig) (r
 	if m := obj.Spec.MaxInlineDocumentBytes; m != nil {
 		cfg.MaxDocumentBytes = int(*m)
 	}
-	sinks, conds, err := buildSinks(ctx, c.Secrets, obj.Spec)
+	sinks, conds, err := buildSinks(ctx, c.Secrets, obj.Spec, c.APIServer)
 	return cfg, sinks, conds, err
 }
 
@@ -292,4 +340,25 @@ func (c *Controller) writeStatus(ctx context.Context, obj *v1alpha1.AIBOMConfig,
 		return fmt.Errorf("write AIBOMConfig status: %w", err)
 	}
 	return nil
+}
+
+// loadDocument reads an AIBOM's document again from the API server (the
+// cache holds AIBOMs without documents) for an event its queue held as a
+// reference: ErrDocumentChanged unless status.document is still the
+// document of that SHA-256.
+func loadDocument(api client.Reader) func(context.Context, types.NamespacedName, string) ([]byte, error) {
+	return func(ctx context.Context, key types.NamespacedName, sha string) ([]byte, error) {
+		a := &v1alpha1.AIBOM{}
+		if err := api.Get(ctx, key, a); apierrors.IsNotFound(err) {
+			return nil, sink.ErrDocumentChanged
+		} else if err != nil {
+			return nil, err
+		}
+		doc := []byte(a.Status.Document)
+		sum := sha256.Sum256(doc)
+		if a.Status.DocumentSHA256 != sha || hex.EncodeToString(sum[:]) != sha {
+			return nil, sink.ErrDocumentChanged
+		}
+		return doc, nil
+	}
 }

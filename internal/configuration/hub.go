@@ -53,6 +53,8 @@ func (h *Hub) Offer(ev reconcile.DocumentEvent) {
 		Document: ev.Document,
 		SHA256:   ev.SHA256,
 		Images:   ev.Images,
+		// Reloadable: read again with Options.Load.
+		Reloadable: ev.Reloadable,
 	}
 	if ev.Deleted {
 		out.Op = sink.OpDelete

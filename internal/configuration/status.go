@@ -65,8 +65,19 @@ func (w *StatusWriter) Report(r sink.Result) {
 	}
 	m[r.Sink] = r
 	w.mu.Unlock()
+	if r.State == v1alpha1.DeliveryPending {
+		// Every failed attempt is reported; one write per AIBOM in
+		// pendingWriteDelay carries the latest count (a final outcome is
+		// written at once and carries it too).
+		w.queue.AddAfter(r.AIBOM, pendingWriteDelay)
+		return
+	}
 	w.queue.Add(r.AIBOM)
 }
+
+// pendingWriteDelay bounds how often retries of one AIBOM's delivery are
+// written into its status.
+const pendingWriteDelay = 5 * time.Second
 
 // Start runs the worker until ctx ends (a manager Runnable, on the leader).
 func (w *StatusWriter) Start(ctx context.Context) error {
@@ -181,6 +192,14 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 		}
 		next := v1alpha1.SinkDelivery{Sink: r.Sink, State: r.State, DocumentSHA256: r.SHA256, Reason: r.Reason, Message: msg,
 			Attempts: int32(min(r.Attempts, 1<<30)), LastAttemptTime: &metav1.Time{Time: r.At.Truncate(time.Second)}}
+		if r.State == v1alpha1.DeliveryPending && !r.NextAttempt.IsZero() {
+			// Rounded up: the attempt is never before the time written.
+			at := r.NextAttempt.Truncate(time.Second)
+			if at.Before(r.NextAttempt) {
+				at = at.Add(time.Second)
+			}
+			next.NextAttemptTime = &metav1.Time{Time: at}
+		}
 		if r.State == v1alpha1.DeliveryDelivered {
 			next.Location = r.Location
 			// A reference to this location is genuine (the reconciler

@@ -73,3 +73,41 @@ func TestStatusWriterApply(t *testing.T) {
 	changed, _, _ = w.apply(a, map[string]sink.Result{"gone": {Sink: "gone", Op: sink.OpWrite, SHA256: "full", State: v1alpha1.DeliveryDelivered, At: at}})
 	require.False(t, changed)
 }
+
+func TestStatusWriterRecordsAttemptsAndTheNextAttempt(t *testing.T) {
+	w := &StatusWriter{Sinks: names{"a"}}
+	a := &v1alpha1.AIBOM{Status: v1alpha1.AIBOMStatus{Document: "{}", DocumentSHA256: "s",
+		Sinks: []v1alpha1.SinkDelivery{{Sink: "a", State: v1alpha1.DeliveryPending, DocumentSHA256: "s"}}}}
+	at := time.Unix(1700000000, 0)
+	next := at.Add(3500 * time.Millisecond)
+	changed, _, _ := w.apply(a, map[string]sink.Result{"a": {Sink: "a", Op: sink.OpWrite, SHA256: "s", State: v1alpha1.DeliveryPending,
+		Reason: "HTTP503", Message: "attempt 6 failed, retrying: POST https://hooks.example: HTTP 503 Service Unavailable (transient)", Attempts: 6, At: at, NextAttempt: next}})
+	require.True(t, changed)
+	got := a.Status.Sinks[0]
+	require.EqualValues(t, 6, got.Attempts)
+	require.NotNil(t, got.NextAttemptTime)
+	require.Equal(t, at.Add(4*time.Second).Unix(), got.NextAttemptTime.Unix(), "rounded up: never before the attempt")
+	// Delivered: no next attempt.
+	w.apply(a, map[string]sink.Result{"a": {Sink: "a", Op: sink.OpWrite, SHA256: "s", State: v1alpha1.DeliveryDelivered, Attempts: 7, At: at, Location: "https://hooks.example"}})
+	require.Nil(t, a.Status.Sinks[0].NextAttemptTime)
+	require.EqualValues(t, 7, a.Status.Sinks[0].Attempts)
+}
+
+func TestSinkConfigurationErrorsQuoteNoURL(t *testing.T) {
+	secretURL := "https://alice:hunter2pass@hooks.example/services/T0SECRETPATH?token=querysecret123#frag"
+	for _, raw := range []string{secretURL + "%zz", "http://hooks.example/services/T0SECRETPATH", "hooks.example/T0SECRETPATH"} {
+		err := checkURL("webhook.url", raw, "https")
+		require.Error(t, err, raw)
+		for _, p := range []string{"hunter2pass", "T0SECRETPATH", "querysecret123"} {
+			require.NotContains(t, err.Error(), p)
+		}
+	}
+	require.NoError(t, checkURL("webhook.url", secretURL, "https"))
+
+	d, err := destinations(v1alpha1.AIBOMConfigSpec{AllowedDestinations: []string{"127.0.0.1", "10.96.0.0/12", "::1"}}, nil)
+	require.NoError(t, err)
+	require.Len(t, d.Allowed, 3)
+	require.Equal(t, "127.0.0.1/32", d.Allowed[0].String())
+	_, err = destinations(v1alpha1.AIBOMConfigSpec{AllowedDestinations: []string{"localhost"}}, nil)
+	require.ErrorContains(t, err, "spec.allowedDestinations[0]")
+}

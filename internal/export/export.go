@@ -5,15 +5,19 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"unicode/utf8"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,8 +40,9 @@ type Options struct {
 	Namespace     string
 	AllNamespaces bool
 	// OutDir, when set, receives one file per document
-	// (<namespace>_<aibom>.cdx.json or .cdx.xml); otherwise the documents
-	// go to Stdout, one per line (JSON), or the only one (XML).
+	// (<namespace>_<aibom>.cdx.json or .cdx.xml) as stored; otherwise the
+	// documents go to Stdout, one per line (JSON: each one line, as the
+	// controller writes them, or not written), or the only one (XML).
 	OutDir string
 	// Format is FormatJSON (default) or FormatXML.
 	Format string
@@ -55,6 +60,10 @@ type Result struct {
 	// Mismatched lists the AIBOMs whose stored document does not hash to
 	// the stored SHA-256 (not written).
 	Mismatched []string
+	// NotOneLine lists the AIBOMs whose document is not one line of JSON
+	// free of control characters (not written to Stdout; --out-dir writes
+	// it as stored).
+	NotOneLine []string
 }
 
 // ErrMismatch is returned (wrapped) when a stored document failed its hash
@@ -98,18 +107,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	for i := range items {
 		a := &items[i]
-		id := a.Namespace + "/" + a.Name
+		// Every string from an object is escaped before it is printed: a
+		// forged status could carry terminal escapes.
+		id := Printable(a.Namespace + "/" + a.Name)
 		if !reconcile.IsControllerAIBOM(a) {
 			// Anyone who may create AIBOMs can make one: only the
 			// controller's own are documents of a workload.
-			fmt.Fprintf(o.Stderr, "%s: not written by the controller (subject %s %s); not exported\n", id, a.Spec.Subject.Kind, a.Spec.Subject.Name)
+			fmt.Fprintf(o.Stderr, "%s: not written by the controller (subject %s %s); not exported\n", id, Printable(a.Spec.Subject.Kind), Printable(a.Spec.Subject.Name))
 			res.Foreign = append(res.Foreign, id)
 			continue
 		}
 		st := a.Status
 		if st.Document == "" {
 			if ref := st.DocumentRef; ref != nil {
-				fmt.Fprintf(o.Stderr, "%s: the document (%d bytes, sha256 %s) is held by sink %s at %s\n", id, ref.Size, ref.SHA256, ref.Sink, ref.Location)
+				fmt.Fprintf(o.Stderr, "%s: the document (%d bytes, sha256 %s) is held by sink %s at %s\n", id, ref.Size, Printable(ref.SHA256), Printable(ref.Sink), Printable(ref.Location))
 				res.HeldBySink++
 			} else {
 				fmt.Fprintf(o.Stderr, "%s: no document yet\n", id)
@@ -119,7 +130,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		sum := sha256.Sum256([]byte(st.Document))
 		if hex.EncodeToString(sum[:]) != st.DocumentSHA256 {
-			fmt.Fprintf(o.Stderr, "%s: %v (stored %q); not written\n", id, ErrMismatch, st.DocumentSHA256)
+			fmt.Fprintf(o.Stderr, "%s: %v (stored %s); not written\n", id, ErrMismatch, Printable(st.DocumentSHA256))
 			res.Mismatched = append(res.Mismatched, id)
 			continue
 		}
@@ -132,8 +143,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			out, ext = x, ".cdx.xml"
 		}
-		if o.OutDir == "" {
-			if _, err := o.Stdout.Write(append(out, '\n')); err != nil {
+		if o.OutDir == "" && o.Format == FormatJSON {
+			line, ok := oneLine(out)
+			if !ok {
+				fmt.Fprintf(o.Stderr, "%s: the stored document is not one line of JSON free of control characters; not written (--out-dir writes it as stored)\n", id)
+				res.NotOneLine = append(res.NotOneLine, id)
+				continue
+			}
+			if _, err := o.Stdout.Write(line); err != nil {
+				return res, err
+			}
+		} else if o.OutDir == "" {
+			if _, err := o.Stdout.Write(withNewline(out)); err != nil {
 				return res, err
 			}
 		} else {
@@ -148,5 +169,49 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if len(res.Mismatched) > 0 {
 		return res, fmt.Errorf("%d AIBOM(s): %w", len(res.Mismatched), ErrMismatch)
 	}
+	if len(res.NotOneLine) > 0 {
+		return res, fmt.Errorf("%d AIBOM(s): %w", len(res.NotOneLine), ErrNotOneLine)
+	}
 	return res, nil
+}
+
+// ErrNotOneLine is returned (wrapped) when a document could not be written
+// as one line; the others were written.
+var ErrNotOneLine = errors.New("stored document is not one line of JSON")
+
+// oneLine returns a JSON document as one line, ended by exactly one
+// newline (the builder's documents end with one already), and whether it
+// is one: valid JSON with no control character (C0, DEL, C1) but that final
+// newline, so that it neither breaks the one-per-line output nor drives a
+// terminal.
+func oneLine(doc []byte) ([]byte, bool) {
+	body := bytes.TrimSuffix(doc, []byte("\n"))
+	if !json.Valid(body) || !utf8.Valid(body) {
+		return nil, false
+	}
+	for _, r := range string(body) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return nil, false
+		}
+	}
+	return withNewline(body), true
+}
+
+func withNewline(b []byte) []byte {
+	if bytes.HasSuffix(b, []byte("\n")) {
+		return b
+	}
+	return append(b[:len(b):len(b)], '\n')
+}
+
+// Printable returns s as it is when it is printable ASCII, else quoted with
+// every other character escaped (strconv.QuoteToASCII): what an object says
+// reaches a terminal as text, never as control sequences.
+func Printable(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return strconv.QuoteToASCII(s)
+		}
+	}
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,6 +50,8 @@ type DependencyTrack struct {
 
 // Name implements Sink.
 func (d *DependencyTrack) Name() string { return d.SinkName }
+
+func (d *DependencyTrack) scrubber() *Scrubber { return NewScrubber(d.BaseURL) }
 
 func (d *DependencyTrack) cluster() string {
 	if d.Cluster == "" {
@@ -100,7 +103,8 @@ type project struct {
 // Deliver implements Sink.
 func (d *DependencyTrack) Deliver(ctx context.Context, ev Event) (Receipt, error) {
 	name := d.ProjectName(ev)
-	loc := d.BaseURL + "/api/v1/project/lookup?" + url.Values{"name": {name}, "version": {ProjectVersion}}.Encode()
+	// The base URL's origin only: a path or query of it may be a secret.
+	loc := RedactURL(d.BaseURL) + "/api/v1/project/lookup?" + url.Values{"name": {name}, "version": {ProjectVersion}}.Encode()
 	switch ev.Op {
 	case OpWrite:
 		if err := d.ensureParent(ctx, ev); err != nil {
@@ -215,7 +219,7 @@ func (d *DependencyTrack) do(ctx context.Context, method, path string, body []by
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(d.BaseURL, "/")+path, r)
 	if err != nil {
-		return nil, Permanent("InvalidURL", err)
+		return nil, Permanent("InvalidURL", errors.New("the Dependency-Track URL is not a valid URL"))
 	}
 	req.Header.Set("X-Api-Key", d.APIKey)
 	req.Header.Set("Accept", "application/json")
@@ -224,7 +228,13 @@ func (d *DependencyTrack) do(ctx context.Context, method, path string, body []by
 	}
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return nil, transportError(method+" "+redactURL(d.BaseURL)+path, err)
+		return nil, transportError(method+" "+RedactURL(d.BaseURL)+pathOnly(path), err)
 	}
 	return resp, nil
+}
+
+// pathOnly drops the query of an API path (a project name) from a message.
+func pathOnly(p string) string {
+	path, _, _ := strings.Cut(p, "?")
+	return path
 }

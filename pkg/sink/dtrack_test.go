@@ -17,7 +17,7 @@ func TestDependencyTrackUploadsOneProjectPerWorkloadUnderItsNamespace(t *testing
 	fake := dtracktest.NewServer("api-key")
 	srv := httptest.NewTLSServer(fake)
 	defer srv.Close()
-	c, err := NewHTTPClient(TLSOptions{CABundle: pemOf(srv.Certificate())})
+	c, err := NewHTTPClient(ClientOptions{CABundle: pemOf(srv.Certificate()), Destinations: loopback})
 	require.NoError(t, err)
 	d := &DependencyTrack{SinkName: "dt", BaseURL: srv.URL, Client: c, APIKey: "api-key", Cluster: "prod"}
 	doc := []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6"}`)

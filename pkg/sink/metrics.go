@@ -12,7 +12,7 @@ var (
 	}, []string{"sink", "op"})
 	failures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "aibom_sink_failures_total",
-		Help: "Events a sink did not take: reason QueueFull (refused at the full queue), a permanent refusal, or retries exhausted (Timeout, Unreachable, HTTP<code>). Each is recorded in the AIBOM's status and delivered again later.",
+		Help: "Events a sink did not take: reason QueueFull (refused at the full queue or over the byte budget), a permanent refusal, or retries exhausted (Timeout, Unreachable, HTTP<code>). Each is recorded in the AIBOM's status and delivered again later.",
 	}, []string{"sink", "reason"})
 	attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "aibom_sink_attempts_total",
@@ -22,6 +22,10 @@ var (
 		Name: "aibom_sink_queue_depth",
 		Help: "Events waiting in a sink's queue (not counting the one being delivered).",
 	}, []string{"sink"})
+	queueBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "aibom_sink_queue_bytes",
+		Help: "Bytes of documents the sinks' queues hold, all sinks together (a document queued for several sinks counts once); bounded by --sink-queue-bytes.",
+	})
 	latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "aibom_sink_delivery_duration_seconds",
 		Help:    "Duration of one delivery attempt.",
@@ -30,5 +34,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(deliveries, failures, attempts, queueDepth, latency)
+	metrics.Registry.MustRegister(deliveries, failures, attempts, queueDepth, queueBytes, latency)
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -17,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
 )
 
 // Annotations of the referrer manifests the OCI sink pushes.
@@ -41,23 +45,81 @@ type OCI struct {
 	Transport http.RoundTripper
 	// Insecure lists registries (host[:port]) spoken to over plain HTTP.
 	Insecure map[string]bool
+	// Repositories are the repositories referrers may be pushed to; an
+	// image in any other repository gets none. Empty: none at all. The
+	// sink's credential is the controller's, not the workload's: without
+	// this boundary a tenant could attach documents to another team's
+	// images just by running them.
+	Repositories []RepositoryGrant
+}
+
+// RepositoryGrant allows referrers in the repositories under a prefix, for
+// the workloads of some namespaces.
+type RepositoryGrant struct {
+	// Prefix is "registry[:port]/path": it matches the repository itself
+	// and those below it (at a "/"), never "registry/pathx".
+	Prefix string
+	// Namespaces limits the grant to workloads of these namespaces; empty:
+	// every namespace.
+	Namespaces []string
 }
 
 // Name implements Sink.
 func (o *OCI) Name() string { return o.SinkName }
 
-// Deliver implements Sink.
+// Partitions implements Partitioned: the registries of the event's images,
+// so that a registry that does not answer holds one worker only.
+func (o *OCI) Partitions(ev Event) []string {
+	var out []string
+	for _, img := range ev.Images {
+		if reg, _, ok := strings.Cut(img, "/"); ok && !slices.Contains(out, reg) {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
+// Allows reports whether a referrer of a workload of namespace may be
+// pushed into repo ("registry/path", normalised).
+func (o *OCI) Allows(namespace, repo string) bool {
+	for _, g := range o.Repositories {
+		p := strings.TrimSuffix(g.Prefix, "/")
+		if p == "" || (repo != p && !strings.HasPrefix(repo, p+"/")) {
+			continue
+		}
+		if len(g.Namespaces) == 0 || slices.Contains(g.Namespaces, namespace) {
+			return true
+		}
+	}
+	return false
+}
+
+// Deliver implements Sink. Images in repositories the sink does not allow
+// for the workload's namespace get no referrer; the delivery then fails
+// permanently (RepositoryNotAllowed) after attaching to the others.
 func (o *OCI) Deliver(ctx context.Context, ev Event) (Receipt, error) {
 	if ev.Op != OpWrite {
 		return Receipt{}, nil
 	}
-	var locs []string
+	var locs, refused []string
 	for _, img := range ev.Images {
+		repo, _, _ := strings.Cut(img, "@")
+		if !o.Allows(ev.AIBOM.Namespace, repo) {
+			refused = append(refused, repo)
+			continue
+		}
 		loc, err := o.attach(ctx, ev, img)
 		if err != nil {
 			return Receipt{}, err
 		}
 		locs = append(locs, loc)
+	}
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		refused = slices.Compact(refused)
+		return Receipt{}, Permanent(v1alpha1.ReasonRepositoryNotAllowed, fmt.Errorf(
+			"repository %s is outside the sink's allowed repositories for namespace %s (spec.sinks[].oci.repositories); %d of %d image(s) got the referrer",
+			strings.Join(refused, ", "), ev.AIBOM.Namespace, len(locs), len(ev.Images)))
 	}
 	switch len(locs) {
 	case 0:
@@ -110,7 +172,7 @@ func (o *OCI) attach(ctx context.Context, ev Event, img string) (string, error) 
 	}
 	ref, err := name.NewDigest(img, nopts...)
 	if err != nil {
-		return "", Permanent("InvalidImageReference", fmt.Errorf("image %q: %w", img, err))
+		return "", Permanent("InvalidImageReference", fmt.Errorf("image %s: %w", strconv.QuoteToASCII(img), err))
 	}
 	keychain := o.Keychain
 	if keychain == nil {
@@ -118,7 +180,11 @@ func (o *OCI) attach(ctx context.Context, ev Event, img string) (string, error) 
 	}
 	tr := o.Transport
 	if tr == nil {
-		tr = remote.DefaultTransport
+		dt, err := NewTransport(ClientOptions{})
+		if err != nil {
+			return "", err
+		}
+		tr = dt
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(tr),
 		// The dispatcher retries, with its own backoff and budget.
@@ -149,10 +215,11 @@ func (o *OCI) attach(ctx context.Context, ev Event, img string) (string, error) 
 func registryError(what string, err error) error {
 	var te *transport.Error
 	if errors.As(err, &te) {
-		if cls := HTTPStatus(te.StatusCode, ""); IsPermanent(cls) {
-			return Permanent(fmt.Sprintf("HTTP%d", te.StatusCode), fmt.Errorf("%s: %w", what, err))
+		// The code only: the registry's diagnostics are its reply.
+		if cls := HTTPStatus(te.StatusCode); IsPermanent(cls) {
+			return Permanent(fmt.Sprintf("HTTP%d", te.StatusCode), fmt.Errorf("%s: %w", what, &StatusError{Code: te.StatusCode}))
 		}
-		return fmt.Errorf("%s: %w", what, &StatusError{Code: te.StatusCode, Body: te.Error()})
+		return fmt.Errorf("%s: %w", what, &StatusError{Code: te.StatusCode})
 	}
 	return transportError(what, err)
 }

@@ -29,7 +29,9 @@ func TestOCIAttachesTheDocumentAsAReferrerOfEachRunningImage(t *testing.T) {
 	dg, err := img.Digest()
 	require.NoError(t, err)
 
-	o := &OCI{SinkName: "oci", Insecure: map[string]bool{host: true}}
+	tr, err := NewTransport(ClientOptions{Destinations: loopback})
+	require.NoError(t, err)
+	o := &OCI{SinkName: "oci", Insecure: map[string]bool{host: true}, Transport: tr, Repositories: []RepositoryGrant{{Prefix: host + "/models"}}}
 	doc := []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","serialNumber":"x"}`)
 	e := Event{Op: OpWrite, AIBOM: types.NamespacedName{Namespace: "team", Name: "deployment-vllm"}, Subject: Subject{Kind: "Deployment", Name: "vllm"},
 		Document: doc, SHA256: "d0c", Images: []string{host + "/models/vllm@" + dg.String()}}
@@ -70,7 +72,7 @@ func TestOCIAttachesTheDocumentAsAReferrerOfEachRunningImage(t *testing.T) {
 	require.Equal(t, doc, got)
 
 	// An image that does not exist is refused permanently (404).
-	missing := Event{Op: OpWrite, Document: doc, SHA256: "x", Images: []string{host + "/models/vllm@sha256:" + strings.Repeat("0", 64)}}
+	missing := Event{Op: OpWrite, Document: doc, Images: []string{host + "/models/vllm@sha256:" + strings.Repeat("0", 64)}, AIBOM: e.AIBOM}
 	_, err = o.Deliver(context.Background(), missing)
 	require.True(t, IsPermanent(err), "%v", err)
 }
@@ -91,4 +93,63 @@ func TestDockerConfigKeychain(t *testing.T) {
 	_, err = DockerConfigKeychain([]byte(`not json`))
 	require.Error(t, err)
 	_ = v1.Hash{}
+}
+
+func TestOCIPushesReferrersOnlyIntoAllowedRepositories(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true)))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	var digests []string
+	for _, repo := range []string{"team-a/model", "team-ab/model", "team-b/model"} {
+		img, err := random.Image(128, 1)
+		require.NoError(t, err)
+		tag, err := name.NewTag(host+"/"+repo+":v1", name.Insecure)
+		require.NoError(t, err)
+		require.NoError(t, remote.Write(tag, img))
+		dg, err := img.Digest()
+		require.NoError(t, err)
+		digests = append(digests, host+"/"+repo+"@"+dg.String())
+	}
+	referrers := func(img string) int {
+		subject, err := name.NewDigest(img, name.Insecure)
+		require.NoError(t, err)
+		idx, err := remote.Referrers(subject)
+		require.NoError(t, err)
+		im, err := idx.IndexManifest()
+		require.NoError(t, err)
+		return len(im.Manifests)
+	}
+	tr, err := NewTransport(ClientOptions{Destinations: loopback})
+	require.NoError(t, err)
+	doc := []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6"}`)
+	in := func(ns string, images ...string) Event {
+		return Event{Op: OpWrite, AIBOM: types.NamespacedName{Namespace: ns, Name: "deployment-x"}, Subject: Subject{Kind: "Deployment", Name: "x"},
+			Document: doc, SHA256: "s", Images: images}
+	}
+
+	// Default: no repository at all.
+	none := &OCI{SinkName: "oci", Insecure: map[string]bool{host: true}, Transport: tr}
+	_, err = none.Deliver(context.Background(), in("team-a", digests[0]))
+	require.True(t, IsPermanent(err))
+	require.Equal(t, "RepositoryNotAllowed", reasonOf(err))
+	require.Zero(t, referrers(digests[0]))
+
+	o := &OCI{SinkName: "oci", Insecure: map[string]bool{host: true}, Transport: tr, Repositories: []RepositoryGrant{
+		{Prefix: host + "/team-a", Namespaces: []string{"team-a"}},
+	}}
+	// team-a's workload, its own image: attached.
+	_, err = o.Deliver(context.Background(), in("team-a", digests[0]))
+	require.NoError(t, err)
+	require.Equal(t, 1, referrers(digests[0]))
+	// A prefix matches at a "/" only: team-ab is outside; another team's
+	// image run by team-a gets nothing, and team-a's own still gets it.
+	_, err = o.Deliver(context.Background(), in("team-a", digests[0], digests[1], digests[2]))
+	require.Equal(t, "RepositoryNotAllowed", reasonOf(err))
+	require.Contains(t, err.Error(), host+"/team-ab/model, "+host+"/team-b/model")
+	require.Zero(t, referrers(digests[1]))
+	require.Zero(t, referrers(digests[2]))
+	// Another namespace may not push into team-a's repositories.
+	_, err = o.Deliver(context.Background(), in("team-b", digests[0]))
+	require.Equal(t, "RepositoryNotAllowed", reasonOf(err))
+	require.Contains(t, err.Error(), "namespace team-b")
 }

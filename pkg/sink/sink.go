@@ -57,6 +57,10 @@ type Event struct {
 	// Images lists the image digests the workload runs, as
 	// "repository@sha256:<hex>" (normalised repository names).
 	Images []string
+	// Reloadable says that the AIBOM's status.document is this document as
+	// is, so that a queue over its byte budget may hold a reference and read
+	// it again (Options.Load) when its turn comes.
+	Reloadable bool
 
 	// queued is when the event entered its queue (MaxElapsed counts from
 	// there).
@@ -99,31 +103,34 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
-// StatusError is an unexpected HTTP status from a receiver.
+// StatusError is an unexpected HTTP status from a receiver. It carries the
+// code only: what a receiver replies never reaches a status or a log.
 type StatusError struct {
 	Code int
-	// Body is the start of the response body, for the message (redacted by
-	// the caller before it reaches a status).
-	Body string
 }
 
 func (e *StatusError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
+	class := "rejected"
+	if transientStatus(e.Code) {
+		class = "transient"
 	}
-	return fmt.Sprintf("HTTP %d %s: %s", e.Code, http.StatusText(e.Code), e.Body)
+	return fmt.Sprintf("HTTP %d %s (%s)", e.Code, http.StatusText(e.Code), class)
+}
+
+func transientStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooEarly || code == http.StatusTooManyRequests || code >= 500
 }
 
 // HTTPStatus classifies an HTTP status: nil for 2xx; a transient error for
 // 408, 425, 429 and 5xx; a permanent one for every other status.
-func HTTPStatus(code int, body string) error {
+func HTTPStatus(code int) error {
 	switch {
 	case code >= 200 && code < 300:
 		return nil
-	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code >= 500:
-		return &StatusError{Code: code, Body: body}
+	case transientStatus(code):
+		return &StatusError{Code: code}
 	default:
-		return Permanent("Rejected", &StatusError{Code: code, Body: body})
+		return Permanent("Rejected", &StatusError{Code: code})
 	}
 }
 

@@ -5,14 +5,14 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"time"
-
-	cloudevents "github.com/cloudevents/sdk-go/v2/event"
 )
 
 // CloudEvent types the webhook sink sends.
@@ -21,16 +21,25 @@ const (
 	EventTypeDeleted = "dev.aibom.document.deleted.v1"
 )
 
+// DataSchema is the dataschema of a "document written" event: the
+// CycloneDX 1.6 JSON schema the document follows.
+const DataSchema = "http://cyclonedx.org/schema/bom-1.6.schema.json"
+
 // SignatureHeader carries "sha256=<hex HMAC-SHA256 of the body>" when the
 // webhook has a signing key.
 const SignatureHeader = "X-Aibom-Signature"
 
-// Webhook posts each event as a structured-mode CloudEvent (JSON, content
-// type application/cloudevents+json) to an HTTPS endpoint.
+// ContentType is the Content-Type of the webhook's requests (structured
+// mode, JSON event format).
+const ContentType = "application/cloudevents+json; charset=utf-8"
+
+// Webhook posts each event as a structured-mode CloudEvent (JSON event
+// format, content type application/cloudevents+json) to an HTTPS endpoint.
 type Webhook struct {
 	// SinkName is the sink's name.
 	SinkName string
-	// URL is the https:// endpoint.
+	// URL is the https:// endpoint. It is a secret: only its origin is
+	// ever quoted.
 	URL string
 	// Client sends the requests (NewHTTPClient).
 	Client *http.Client
@@ -45,53 +54,71 @@ type Webhook struct {
 // Name implements Sink.
 func (w *Webhook) Name() string { return w.SinkName }
 
-// CloudEvent builds the structured-mode CloudEvent of an event. The id is
-// the document's SHA-256 for a write (receivers deduplicate on it: a
-// redelivery carries the same id) and "deleted:<subject uid>:<sha>" for a
-// delete.
+func (w *Webhook) scrubber() *Scrubber { return NewScrubber(w.URL) }
+
+// cloudEvent is the JSON event format of one event, in the order written.
+// Extension attributes are lower-case alphanumerics (CloudEvents naming).
+type cloudEvent struct {
+	SpecVersion     string `json:"specversion"`
+	ID              string `json:"id"`
+	Source          string `json:"source"`
+	Type            string `json:"type"`
+	Subject         string `json:"subject"`
+	Time            string `json:"time"`
+	DataContentType string `json:"datacontenttype,omitempty"`
+	DataSchema      string `json:"dataschema,omitempty"`
+	Namespace       string `json:"aibomnamespace"`
+	Kind            string `json:"aibomkind"`
+	Name            string `json:"aibomname"`
+	UID             string `json:"aibomuid"`
+	SHA256          string `json:"aibomsha256,omitempty"`
+	DataBase64      string `json:"data_base64,omitempty"`
+}
+
+// CloudEvent builds the structured-mode CloudEvent of an event.
+//
+// A write carries the document in data_base64 with datacontenttype
+// application/vnd.cyclonedx+json: the CloudEvents JSON format puts data of
+// a non-JSON media type in data_base64, the SDKs decode it to exactly the
+// bytes stored (the Go SDK refuses a "+json" type as an inline JSON value),
+// and so sha256(data) is the event's id, its aibomsha256 and the AIBOM's
+// status.documentSHA256; receivers deduplicate on the id. A delete has no
+// data and the id "deleted:<subject uid>:<sha>". docs/sinks.md has the wire
+// format.
 func CloudEvent(ev Event, now time.Time) ([]byte, error) {
-	ce := cloudevents.New()
-	ce.SetSpecVersion(cloudevents.CloudEventsVersionV1)
-	ce.SetSource(fmt.Sprintf("/apis/aibom.dev/v1alpha1/namespaces/%s/aiboms/%s", url.PathEscape(ev.AIBOM.Namespace), url.PathEscape(ev.AIBOM.Name)))
-	ce.SetSubject(ev.AIBOM.Namespace + "/" + ev.Subject.Kind + "/" + ev.Subject.Name)
-	ce.SetTime(now.UTC())
-	ce.SetExtension("aibomnamespace", ev.AIBOM.Namespace)
-	ce.SetExtension("aibomkind", ev.Subject.Kind)
-	ce.SetExtension("aibomname", ev.Subject.Name)
-	ce.SetExtension("aibomuid", ev.Subject.UID)
-	if ev.SHA256 != "" {
-		ce.SetExtension("aibomsha256", ev.SHA256)
+	ce := cloudEvent{
+		SpecVersion: "1.0",
+		Source:      fmt.Sprintf("/apis/aibom.dev/v1alpha1/namespaces/%s/aiboms/%s", url.PathEscape(ev.AIBOM.Namespace), url.PathEscape(ev.AIBOM.Name)),
+		Subject:     ev.AIBOM.Namespace + "/" + ev.Subject.Kind + "/" + ev.Subject.Name,
+		Time:        now.UTC().Format(time.RFC3339Nano),
+		Namespace:   ev.AIBOM.Namespace, Kind: ev.Subject.Kind, Name: ev.Subject.Name, UID: ev.Subject.UID,
+		SHA256: ev.SHA256,
 	}
 	switch ev.Op {
 	case OpWrite:
-		ce.SetID(ev.SHA256)
-		ce.SetType(EventTypeWritten)
-		if err := ce.SetData(MediaType, json.RawMessage(ev.Document)); err != nil {
-			return nil, err
+		sum := sha256.Sum256(ev.Document)
+		sha := hex.EncodeToString(sum[:])
+		if ev.SHA256 != "" && ev.SHA256 != sha {
+			return nil, fmt.Errorf("the document does not hash to its SHA-256 %s", ev.SHA256)
 		}
+		if len(ev.Document) == 0 {
+			return nil, errors.New("a written event without a document")
+		}
+		ce.ID, ce.SHA256, ce.Type = sha, sha, EventTypeWritten
+		ce.DataContentType, ce.DataSchema = MediaType, DataSchema
+		ce.DataBase64 = base64.StdEncoding.EncodeToString(ev.Document)
 	case OpDelete:
-		ce.SetID("deleted:" + ev.Subject.UID + ":" + ev.SHA256)
-		ce.SetType(EventTypeDeleted)
+		ce.ID, ce.Type = "deleted:"+ev.Subject.UID+":"+ev.SHA256, EventTypeDeleted
 	default:
 		return nil, fmt.Errorf("unknown op %q", ev.Op)
 	}
-	if err := ce.Validate(); err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ce); err != nil {
 		return nil, err
 	}
-	out, err := json.Marshal(ce)
-	if err != nil || ev.Op != OpWrite {
-		return out, err
-	}
-	// The CloudEvents JSON format embeds data as a JSON value when the
-	// content type is JSON, "+json" suffixes included; the SDK does so only
-	// for application/json and text/json, and would quote the document as a
-	// string: put it in as the JSON it is.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(out, &fields); err != nil {
-		return nil, err
-	}
-	fields["data"] = json.RawMessage(ev.Document)
-	return json.Marshal(fields)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Sign returns the SignatureHeader value of body under key.
@@ -111,11 +138,13 @@ func (w *Webhook) Deliver(ctx context.Context, ev Event) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, Permanent("InvalidEvent", err)
 	}
+	origin := RedactURL(w.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return Receipt{}, Permanent("InvalidURL", err)
+		// The parse error quotes the URL: say only that it is not one.
+		return Receipt{}, Permanent("InvalidURL", errors.New("the webhook URL is not a valid URL"))
 	}
-	req.Header.Set("Content-Type", "application/cloudevents+json; charset=utf-8")
+	req.Header.Set("Content-Type", ContentType)
 	if w.BearerToken != "" {
 		req.Header.Set("Authorization", "Bearer "+w.BearerToken)
 	}
@@ -124,22 +153,11 @@ func (w *Webhook) Deliver(ctx context.Context, ev Event) (Receipt, error) {
 	}
 	resp, err := w.Client.Do(req)
 	if err != nil {
-		return Receipt{}, transportError("POST "+redactURL(w.URL), err)
+		return Receipt{}, transportError("POST "+origin, err)
 	}
 	defer drain(resp)
 	if err := readError(resp); err != nil {
-		return Receipt{}, err
+		return Receipt{}, fmt.Errorf("POST %s: %w", origin, err)
 	}
-	return Receipt{Location: redactURL(w.URL)}, nil
-}
-
-// redactURL drops user information and the query (either may hold a
-// credential) from a URL that is quoted in a status or log.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
+	return Receipt{Location: origin}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -555,4 +556,20 @@ func TestChartKnowsEveryAdapter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChartSinkEgress: with egress restricted, sinks.egress is added for
+// the sinks' receivers; without a restriction nothing is rendered.
+func TestChartSinkEgress(t *testing.T) {
+	sinkRule := `{to: [{ipBlock: {cidr: 203.0.113.10/32}}], ports: [{port: 443, protocol: TCP}]}`
+	open := into[networkingv1.NetworkPolicy](t, render(t, "sinks: {egress: ["+sinkRule+"]}").find("NetworkPolicy", "aibom-controller"))
+	require.NotContains(t, open.Spec.PolicyTypes, networkingv1.PolicyTypeEgress, "egress not restricted: nothing to add")
+	require.Empty(t, open.Spec.Egress)
+
+	np := into[networkingv1.NetworkPolicy](t, render(t, `
+networkPolicy: {egress: [{ports: [{port: 6443, protocol: TCP}]}]}
+sinks: {egress: [`+sinkRule+`]}`).find("NetworkPolicy", "aibom-controller"))
+	require.Contains(t, np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
+	require.Len(t, np.Spec.Egress, 2, "the API server rule, then the sinks'")
+	require.Equal(t, "203.0.113.10/32", np.Spec.Egress[1].To[0].IPBlock.CIDR)
 }

@@ -44,6 +44,10 @@ type DocumentEvent struct {
 	Images []string
 	// To names the sinks to deliver to; nil: every sink.
 	To []string
+	// Reloadable says that the AIBOM's status.document is Document as is
+	// (not a reduced one): a sink queue short of memory may read it again
+	// from the AIBOM instead of holding it.
+	Reloadable bool
 }
 
 // DocumentSinks receives the reconciler's documents.
@@ -60,6 +64,8 @@ type sinkDoc struct {
 	doc    []byte
 	sha    string
 	images []string
+	// inline: status.document is doc.
+	inline bool
 }
 
 func (r *Reconciler) sinkNames() []string {
@@ -103,7 +109,7 @@ func (r *Reconciler) prepareSinkDocument(rep *Report, inputs Inputs, existing *v
 	if len(names) == 0 || rep.Status.Document == "" || rep.ScrapeErr != nil || rep.BuildErr != nil {
 		return nil
 	}
-	sd := &sinkDoc{doc: []byte(rep.Status.Document), sha: rep.Status.DocumentSHA256, images: imageDigests(inputs)}
+	sd := &sinkDoc{doc: []byte(rep.Status.Document), sha: rep.Status.DocumentSHA256, images: imageDigests(inputs), inline: true}
 	if rep.Truncated == nil || rep.Truncated.Status != metav1.ConditionTrue {
 		return sd
 	}
@@ -113,7 +119,7 @@ func (r *Reconciler) prepareSinkDocument(rep *Report, inputs Inputs, existing *v
 	if err != nil || res.JSON == nil {
 		return sd // the reduced document is what there is
 	}
-	sd.doc, sd.sha = res.JSON, res.SHA256
+	sd.doc, sd.sha, sd.inline = res.JSON, res.SHA256, false
 	if ref := heldBySink(existing, names, res.SHA256, len(res.JSON)); ref != nil {
 		rep.Status.Document, rep.Status.DocumentSHA256, rep.Status.DocumentSize = "", res.SHA256, len(res.JSON)
 		rep.Status.DocumentRef = ref
@@ -244,7 +250,7 @@ func (r *Reconciler) offer(key client.ObjectKey, subject v1alpha1.Subject, sd *s
 	if len(to) == 0 {
 		return
 	}
-	r.Sinks.Offer(DocumentEvent{AIBOM: key, Subject: subject, Document: sd.doc, SHA256: sd.sha, Images: sd.images, To: to})
+	r.Sinks.Offer(DocumentEvent{AIBOM: key, Subject: subject, Document: sd.doc, SHA256: sd.sha, Images: sd.images, To: to, Reloadable: sd.inline})
 }
 
 // imageDigests lists the image digests a root's containers run, as

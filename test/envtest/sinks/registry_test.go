@@ -66,7 +66,8 @@ func TestOCISinkAttachesReferrersToTheRunningImage(t *testing.T) {
 	secret(t, "registry-creds", map[string][]byte{".dockerconfigjson": []byte(`{"auths":{"` + host + `":{"username":"u","password":"p"}}}`)})
 	applyConfig(t, v1alpha1.AIBOMConfigSpec{Sinks: []v1alpha1.Sink{{Name: "registry", OCI: &v1alpha1.OCISink{
 		Credentials: &v1alpha1.SecretRef{Name: "registry-creds"}, InsecureRegistries: []string{host},
-	}}}})
+		Repositories: []v1alpha1.OCIRepository{{Prefix: host + "/vllm"}},
+	}}}, AllowedDestinations: loopbackDestinations})
 	waitConfig(t, func(c *v1alpha1.AIBOMConfig) bool { return isTrueCond(c.Status.Conditions, "Ready") })
 	ns := env.NewNamespace(t, "oci", true)
 	env.MustApply(t, ns, deploymentOn("served", host+"/vllm/vllm-openai:v0.6.3", dg.Hex))
@@ -102,7 +103,7 @@ func TestDependencyTrackSinkFollowsTheDocumentedAPI(t *testing.T) {
 	secret(t, "dtrack", map[string][]byte{"apiKey": []byte("dt-key")})
 	applyConfig(t, v1alpha1.AIBOMConfigSpec{Sinks: []v1alpha1.Sink{{Name: "dtrack", DependencyTrack: &v1alpha1.DependencyTrackSink{
 		URL: srv.URL, APIKey: v1alpha1.SecretKeyRef{Name: "dtrack", Key: "apiKey"}, ClusterName: "prod",
-	}}}})
+	}}}, AllowedDestinations: loopbackDestinations})
 	waitConfig(t, func(c *v1alpha1.AIBOMConfig) bool { return isTrueCond(c.Status.Conditions, "Ready") })
 	ns := env.NewNamespace(t, "dt", true)
 	env.MustApply(t, ns, harness.DeploymentChain("vllm", harness.SHA256Hex("dt")))

@@ -60,6 +60,10 @@ func fastDelivery() sink.Options {
 	return sink.Options{QueueCapacity: 100, AttemptTimeout: 2 * time.Second, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, MaxElapsed: time.Second}
 }
 
+// loopbackDestinations opts the suite's receivers, all on 127.0.0.1, in:
+// loopback is refused by default.
+var loopbackDestinations = []string{"127.0.0.0/8"}
+
 func startController(t *testing.T, delivery sink.Options) *harness.Controller {
 	t.Helper()
 	c, err := env.StartControllerWith(harness.ControllerOptions{Sinks: &configuration.Options{

@@ -123,7 +123,7 @@ func webhookConfig(t *testing.T, r *receiver) {
 		URL: r.url(), CABundle: string(r.ca.PEM),
 		BearerToken: &v1alpha1.SecretKeyRef{Name: "hook-token", Key: "token"},
 		SigningKey:  &v1alpha1.SecretKeyRef{Name: "hook-hmac", Key: "key"},
-	}}}})
+	}}}, AllowedDestinations: loopbackDestinations})
 	waitConfig(t, func(c *v1alpha1.AIBOMConfig) bool {
 		return isTrueCond(c.Status.Conditions, "Ready") && isTrueCond(c.Status.Conditions, v1alpha1.SinkConditionPrefix+"events")
 	})
@@ -234,7 +234,8 @@ func TestFullQueueSurfacesAsConditionsAndMetrics(t *testing.T) {
 	r.hold = hold
 	r.mu.Unlock()
 	d := fastDelivery()
-	d.QueueCapacity = 1
+	// Two AIBOMs a queue (the one in delivery counts), one worker.
+	d.QueueCapacity, d.Workers = 2, 1
 	d.AttemptTimeout = time.Minute
 	d.MaxElapsed = 2 * time.Minute
 	startController(t, d)
