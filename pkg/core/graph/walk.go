@@ -108,6 +108,9 @@ type Walker struct {
 func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult {
 	cur := metav1.Object(obj)
 	var top *Owner // the topmost non-tracked owner read so far
+	// visited holds the UIDs on the chain so far (a handful): a reference
+	// back to one of them is a cycle.
+	var visited map[types.UID]bool
 	// stop ends a walk above top: top is the generic root when the chain
 	// ends there (see endsChain).
 	stop := func(res WalkResult) WalkResult {
@@ -135,6 +138,11 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 				// cluster-scoped owner: the chain ends below it.
 				return stop(WalkResult{Hops: hop, Reason: ReasonUntrackedKind, MissKind: gk.String()})
 			}
+			if ref.UID == obj.GetUID() || visited[ref.UID] {
+				// The reference names, by UID, an object already on this
+				// chain: a cycle, no owner.
+				return WalkResult{Hops: hop, Reason: ReasonCycle, MissKind: gk.String()}
+			}
 			// A kind no adapter declares: the root as its reference names
 			// it, until (and unless) the controller may read the kind.
 			w.Registry.NoteUnknownOwner(gv.WithKind(ref.Kind))
@@ -157,10 +165,11 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 			}
 			return WalkResult{Hops: hop, Owner: &Owner{GroupKind: gk, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: string(owner.GetUID()), APIVersion: ref.APIVersion}}
 		}
-		if owner.GetUID() == obj.GetUID() || (top != nil && string(owner.GetUID()) == top.UID) {
-			return WalkResult{Hops: hop, Reason: ReasonCycle, MissKind: gk.String()}
-		}
 		top = &Owner{GroupKind: gk, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: string(owner.GetUID()), Generic: true, APIVersion: ref.APIVersion}
+		if visited == nil {
+			visited = map[types.UID]bool{}
+		}
+		visited[owner.GetUID()] = true
 		cur = owner
 	}
 }
@@ -242,14 +251,14 @@ func (w Walker) Root(ctx context.Context, obj client.Object) *Owner {
 	cur := obj
 	for {
 		res := w.TrackedOwner(ctx, cur)
+		if res.Owner != nil && res.Owner.Generic {
+			return res.Owner // the top of its chain
+		}
 		if res.Owner == nil || seen[res.Owner.UID] {
 			return root
 		}
 		seen[res.Owner.UID] = true
 		root = res.Owner
-		if root.Generic {
-			return root // the top of its chain
-		}
 		entry, _ := w.Registry.Lookup(root.GroupKind)
 		next, err := GetMetadata(ctx, w.Store, entry, root.Namespace, root.Name)
 		if err != nil {
