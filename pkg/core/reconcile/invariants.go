@@ -59,7 +59,7 @@ func reportedOutcome(outcome string, err error) bool {
 // afterReconcile keeps the per-workload invariants once a reconcile decided:
 // it records roots, and undoes a write of a kind that left the registry
 // while the reconcile ran.
-func (r *Reconciler) afterReconcile(ctx context.Context, req Request, outcome string, err error) error {
+func (r *Reconciler) afterReconcile(ctx context.Context, req Request, trackedAtStart bool, outcome string, err error) error {
 	if req.Op != OpReconcile {
 		return nil
 	}
@@ -67,7 +67,8 @@ func (r *Reconciler) afterReconcile(ctx context.Context, req Request, outcome st
 		return nil
 	}
 	r.reported.mark(req)
-	if r.Registry.IsTracked(req.GroupKind) || r.Registry.Disabled(req.GroupKind) {
+	if !trackedAtStart || r.Registry.IsTracked(req.GroupKind) || r.Registry.Disabled(req.GroupKind) {
+		// Still tracked, or a generic root's reconcile all along.
 		return nil
 	}
 	// Its adapter (a profile) went away while this reconcile ran: what it

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
@@ -211,4 +212,18 @@ func TestSteadyRootsCostNoLiveRead(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Zero(t, live.gets)
+}
+
+// A generic root's reconcile (its kind never tracked) is not decided again
+// after it wrote: only a write racing with its kind leaving the registry is.
+// Without the distinction every generic root would requeue itself forever.
+func TestAGenericRootsReconcileDoesNotRequeueItself(t *testing.T) {
+	f := newReconcilerFixture(t, 0)
+	q := newTestQueue(t)
+	f.r.Queue = q
+	podReq := Request{GroupKind: schema.GroupKind{Kind: "Pod"}, Namespace: coretest.Ns, Name: "notebook", UID: "u"}
+	require.NoError(t, f.r.afterReconcile(context.Background(), podReq, false, OutcomeUnchanged, nil))
+	require.Zero(t, q.Len(), "a generic root is not requeued")
+	require.NoError(t, f.r.afterReconcile(context.Background(), f.req, true, OutcomeCreated, nil))
+	require.Zero(t, q.Len(), "a kind still tracked is not requeued")
 }

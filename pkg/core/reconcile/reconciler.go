@@ -148,8 +148,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrlreconcile.
 	}
 	logger := log.FromContext(ctx).WithValues("kind", req.GroupKind.String(), "namespace", req.Namespace, "name", req.Name)
 	ctx = log.IntoContext(ctx, logger)
+	tracked := r.Registry.IsTracked(req.GroupKind)
 	outcome, err := r.reconcileWorkload(withWorkload(ctx, req), req)
-	if derr := r.afterReconcile(ctx, req, outcome, err); derr != nil && err == nil {
+	if derr := r.afterReconcile(ctx, req, tracked, outcome, err); derr != nil && err == nil {
 		err = derr
 	}
 	if forgetsReferences(outcome) {
