@@ -326,11 +326,11 @@ func oracleGenericRoot(reg *graph.Registry, store graph.Store, obj client.Object
 		if hop > graph.MaxWalkDepth {
 			return nil
 		}
-		group := ""
-		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil {
-			group = gv.Group
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Version == "" {
+			return top // a malformed reference ends the chain below it
 		}
-		e, ok := reg.Lookup(schema.GroupKind{Group: group, Kind: ref.Kind})
+		e, ok := reg.Lookup(schema.GroupKind{Group: gv.Group, Kind: ref.Kind})
 		if !ok {
 			return &graph.Owner{UID: string(ref.UID), Unread: true, Generic: true}
 		}
