@@ -78,7 +78,7 @@ spec:
 // absorbs its StatefulSet and reads the leader pod's digest.
 func requireControlConverges(t *testing.T, ns string) {
 	t.Helper()
-	waitAIBOM(t, ns, lwsGK, "vllm", eventually, all(absorbs("StatefulSet/vllm"), hasDigest("", "vllm-leader", leaderDigest)))
+	waitAIBOM(t, ns, lwsGK, "vllm", eventually, all(absorbs("StatefulSet.apps/vllm"), hasDigest("", "vllm-leader", leaderDigest)))
 	waitOnlyAIBOMs(t, ns, eventually, "LeaderWorkerSet/vllm")
 }
 
@@ -170,7 +170,7 @@ func TestGroveKindsForbidden(t *testing.T) {
 
 	d.restore(t)
 	waitAIBOM(t, ns, dgdGK, "vllm-disagg", recovery,
-		all(absorbs("StatefulSet/ollama-a", "StatefulSet/ollama-b"), hasDigest("VllmDecodeWorker", "main", decodeDigest)))
+		all(absorbs("StatefulSet.apps/ollama-a", "StatefulSet.apps/ollama-b"), hasDigest("VllmDecodeWorker", "main", decodeDigest)))
 	waitOnlyAIBOMs(t, ns, eventually, "DynamoGraphDeployment/vllm-disagg")
 }
 
@@ -263,8 +263,8 @@ func lower(s string) string {
 
 // absorbedAll is what the graph absorbs when everything is readable.
 var absorbedAll = []string{
-	"Deployment/vllm-disagg-frontend", "Deployment/vllm-disagg-vllmdecodeworker",
-	"DynamoComponentDeployment/vllm-disagg-frontend", "DynamoComponentDeployment/vllm-disagg-vllmdecodeworker",
+	"Deployment.apps/vllm-disagg-frontend", "Deployment.apps/vllm-disagg-vllmdecodeworker",
+	"DynamoComponentDeployment.nvidia.com/vllm-disagg-frontend", "DynamoComponentDeployment.nvidia.com/vllm-disagg-vllmdecodeworker",
 }
 
 // DynamoComponentDeployments forbidden: each component's Deployment is
