@@ -19,7 +19,7 @@ func TestCRDForPeople(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: "aiboms.aibom.dev"}, crd))
 	names := crd.Spec.Names
-	require.Equal(t, []string{"aibom"}, names.Categories, "its own category, not \"all\"")
+	require.Equal(t, []string{"aibom-all"}, names.Categories, "its own category (not \"all\", and not \"aibom\", its singular name)")
 	require.NotContains(t, names.ShortNames, names.Singular, "a short name distinct from the singular")
 	require.NotEmpty(t, names.ShortNames)
 
