@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/core/graph"
 	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
@@ -78,7 +79,8 @@ type Root struct {
 	GroupKind schema.GroupKind
 	Namespace string
 	Name      string
-	// Absorbed lists the tracked descendants as "<Kind>/<name>", sorted.
+	// Absorbed lists the tracked descendants as "<Kind>.<group>/<name>"
+	// (graph.OwnedIdentity), sorted.
 	Absorbed []string
 	// Digests are the hex SHA-256 digests the root's containers run, sorted.
 	Digests []string
@@ -261,7 +263,7 @@ func (b *builder) add(obj *unstructured.Unstructured, parent int) int {
 
 // absorb records a tracked descendant.
 func (b *builder) absorb(obj *unstructured.Unstructured) {
-	b.c.Root.Absorbed = append(b.c.Root.Absorbed, obj.GetKind()+"/"+obj.GetName())
+	b.c.Root.Absorbed = append(b.c.Root.Absorbed, graph.OwnedIdentity(obj.GroupVersionKind().GroupKind(), obj.GetName()))
 }
 
 // runs records an image the root's spec declares.
