@@ -52,6 +52,10 @@ func GenericEntry(gvk schema.GroupVersionKind, resource string) Entry {
 	}
 }
 
+// MaxUnknownOwnerKinds bounds the undeclared owner kinds the registry notes
+// (and the watches resolve) per process.
+const MaxUnknownOwnerKinds = 256
+
 // unknownOwners records the controller-owner kinds the walk met that no
 // adapter declares, with the version the first reference named, so that the
 // watches can start reading them (lazily: only kinds that actually control
@@ -82,7 +86,10 @@ func (r *Registry) NoteUnknownOwner(gvk schema.GroupVersionKind) {
 	if r.unknown.seen == nil {
 		r.unknown.seen = map[schema.GroupKind]string{}
 	}
-	if _, ok := r.unknown.seen[gvk.GroupKind()]; ok {
+	if _, ok := r.unknown.seen[gvk.GroupKind()]; ok || len(r.unknown.seen) >= MaxUnknownOwnerKinds {
+		// Known already, or past the bound: a tenant who can write
+		// ownerReferences can name any number of kinds, and each one noted
+		// costs discovery and memory. Owners past it stay unread roots.
 		r.unknown.mu.Unlock()
 		return
 	}

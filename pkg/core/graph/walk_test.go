@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
@@ -228,4 +229,17 @@ func TestRootClimbsThroughTrackedOwners(t *testing.T) {
 	require.Equal(t, "graph", root.Name)
 	root = graph.Walker{Registry: reg, Store: store}.Root(context.Background(), widget)
 	require.Equal(t, "graph", root.Name, "a tracked root is its own root")
+}
+
+// The kinds noted as unknown owners are bounded: references naming ever new
+// kinds (a tenant writes ownerReferences) cost no more discovery or memory
+// past MaxUnknownOwnerKinds; their owners stay unread generic roots.
+func TestUnknownOwnerKindsAreBounded(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	for i := 0; i < graph.MaxUnknownOwnerKinds+10; i++ {
+		reg.NoteUnknownOwner(schema.GroupVersionKind{Group: "flood.example", Version: "v1", Kind: fmt.Sprintf("K%d", i)})
+	}
+	require.Len(t, reg.TakeUnknownOwners(), graph.MaxUnknownOwnerKinds)
+	_, noted := reg.UnknownOwnerVersion(schema.GroupKind{Group: "flood.example", Kind: fmt.Sprintf("K%d", graph.MaxUnknownOwnerKinds+5)})
+	require.False(t, noted)
 }

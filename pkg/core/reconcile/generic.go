@@ -109,7 +109,11 @@ func (r *Reconciler) reconcileGeneric(ctx context.Context, req Request, entry gr
 			req.UID = uid
 		}
 		root = r.unreadRoot(req, entry, registered)
-		genericUnread.WithLabelValues(req.GroupKind.String()).Inc()
+		label := req.GroupKind.String()
+		if _, noted := r.Registry.UnknownOwnerVersion(req.GroupKind); !noted && !registered {
+			label = "other" // past the bound on noted kinds: labels stay bounded
+		}
+		genericUnread.WithLabelValues(label).Inc()
 	}
 	desc, err := r.Closure().Descendants(ctx, root)
 	if err != nil {
