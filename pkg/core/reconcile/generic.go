@@ -151,11 +151,17 @@ func (r *Reconciler) unreadRoot(req Request, entry graph.Entry, registered bool)
 	if version == "" {
 		version = "v1"
 	}
+	return ownerStub(req.GroupKind.WithVersion(version), req.Namespace, req.Name, req.UID)
+}
+
+// ownerStub is the metadata-only object standing for a generic root known
+// from a reference: the closure finds its children by UID without a read.
+func ownerStub(gvk schema.GroupVersionKind, namespace, name string, uid types.UID) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(req.GroupKind.WithVersion(version))
-	m.SetNamespace(req.Namespace)
-	m.SetName(req.Name)
-	m.SetUID(types.UID(req.UID))
+	m.SetGroupVersionKind(gvk)
+	m.SetNamespace(namespace)
+	m.SetName(name)
+	m.SetUID(uid)
 	return m
 }
 
@@ -387,11 +393,7 @@ func GenericRoots(ctx context.Context, reg *graph.Registry, store graph.Store, k
 			switch {
 			case walk.Owner != nil && walk.Owner.Unread:
 				gv, _ := schema.ParseGroupVersion(walk.Owner.APIVersion)
-				stub := &metav1.PartialObjectMetadata{}
-				stub.SetGroupVersionKind(walk.Owner.GroupKind.WithVersion(gv.Version))
-				stub.SetNamespace(walk.Owner.Namespace)
-				stub.SetName(walk.Owner.Name)
-				stub.SetUID(types.UID(walk.Owner.UID))
+				stub := ownerStub(walk.Owner.GroupKind.WithVersion(gv.Version), walk.Owner.Namespace, walk.Owner.Name, types.UID(walk.Owner.UID))
 				if err := add(stub, true); err != nil {
 					return nil, err
 				}
