@@ -56,7 +56,7 @@ func checkChains(t *testing.T, reg *graph.Registry, load Load) {
 			require.GreaterOrEqual(t, n.Parent, 0, id)
 			require.Less(t, n.Parent, i, "%s: owner created after it", id)
 			if reg.IsTracked(gk) {
-				absorbed = append(absorbed, gk.Kind+"/"+n.Object.GetName())
+				absorbed = append(absorbed, graph.OwnedIdentity(gk, n.Object.GetName()))
 			}
 			if gk == graph.PodGroupKind {
 				require.NotNil(t, n.Status, id)

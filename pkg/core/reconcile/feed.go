@@ -55,10 +55,24 @@ func (f Feed) Handler(ctx context.Context, e graph.Entry) toolscache.ResourceEve
 // Replay implements Events: every object through the event mapper, as a
 // creation; for a tracked kind, the subjects of its AIBOMs too (an AIBOM
 // whose workload went away while no cache of its kind ran gets no event).
+// The generic roots of the namespaces it holds objects in are re-decided as
+// well: one was the top of its chain because its owner's kind could not be
+// read, and that kind reads now (its recovery), so its chain may go on to a
+// tracked root that absorbs it.
 func (f Feed) Replay(ctx context.Context, e graph.Entry, objs []client.Object) {
 	f.Mapper.Replay(ctx, e, objs, f.Queue)
-	if !e.Tracked() || f.Mapper.Reader == nil {
-		return // only tracked kinds are subjects
+	if f.Mapper.Reader == nil {
+		return
+	}
+	var namespaces map[string]bool
+	if !e.Tracked() {
+		if len(objs) == 0 {
+			return // no object of the kind can own a generic root
+		}
+		namespaces = map[string]bool{}
+		for _, o := range objs {
+			namespaces[o.GetNamespace()] = true
+		}
 	}
 	var aiboms v1alpha1.AIBOMList
 	if err := f.Mapper.Reader.List(ctx, &aiboms); err != nil {
@@ -67,8 +81,15 @@ func (f Feed) Replay(ctx context.Context, e graph.Entry, objs []client.Object) {
 	}
 	for i := range aiboms.Items {
 		a := &aiboms.Items[i]
-		if gk, ok := subjectGroupKind(a); ok && gk == e.GroupKind() {
+		gk, ok := subjectGroupKind(a)
+		if !ok {
+			continue
+		}
+		switch {
+		case gk == e.GroupKind() && e.Tracked():
 			f.Mapper.enqueueSubject(a, f.Queue)
+		case !f.Mapper.Registry.IsTracked(gk) && (namespaces == nil || namespaces[a.Namespace]):
+			f.Mapper.enqueueSubject(a, f.Queue) // a generic root
 		}
 	}
 }
