@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the local control plane (kube-apiserver, etcd) and controller-gen from
+# Builds the local control plane (kube-apiserver, etcd, kube-controller-manager) and controller-gen from
 # the Go module proxy into bin/. Nothing is downloaded from anywhere else.
 # Idempotent: a binary is rebuilt only when missing or older than the pinned
 # versions in hack/tools/go.mod.
@@ -23,6 +23,10 @@ build() { # build OUTPUT PACKAGE [LDFLAGS]
 
 build bin/k8s/etcd go.etcd.io/etcd/server/v3
 build bin/k8s/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "-X k8s.io/component-base/version.gitVersion=v1.37.2"
+# The garbage collector and the workload controllers (Deployments make
+# ReplicaSets and Pods, Jobs make Pods) for the envtests where deletion and
+# ownership matter, and for the real operators' qualification.
+build bin/k8s/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "-X k8s.io/component-base/version.gitVersion=v1.37.2"
 build bin/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 
 # xmllint (Debian's libxml2-utils) validates the XML documents against the

@@ -68,6 +68,7 @@ func run() error {
 		watchDeadline     time.Duration
 		readinessInterval time.Duration
 		resyncInterval    time.Duration
+		danglingGrace     time.Duration
 		showVersion       bool
 		listAdapters      listFormat
 		zapOpts           = zap.Options{Development: false}
@@ -95,6 +96,7 @@ func run() error {
 	flag.DurationVar(&watchDeadline, "watch-progress-deadline", watch.DefaultWatchProgressDeadline, "How long a watch may deliver neither an event nor a bookmark (the API server sends one about every minute or two) before it is restarted from its last resource version; a negative value disables the check.")
 	flag.DurationVar(&readinessInterval, "readiness-check-interval", 30*time.Second, "How long /readyz reuses its verdict on the AIBOM API and the controller's permissions (one discovery request and one SelfSubjectAccessReview per required permission per check).")
 	flag.DurationVar(&resyncInterval, "resync-interval", reconcile.DefaultResyncInterval, "How often every root is re-verified against the caches (the safety net for lost events; writes only what changed); a negative value disables it.")
+	flag.DurationVar(&danglingGrace, "dangling-owner-grace", reconcile.DefaultDanglingGrace, "How long a workload whose controller owner is gone (deleted, or re-created with another UID) while its ownerReference remains waits for the garbage collector, which deletes or orphans it, before it is reported on its own; its AIBOM, if any, is kept meanwhile. A negative value reports it at once.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.Var(&listAdapters, "list-adapters", "Build and validate the adapter registry exactly as a start would (failing as a start fails), print every adapter (core, in-tree, plugin, profile, with its path) with its kinds, roles and versions, and exit; --list-adapters=json prints JSON.")
 	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/profiles.md.")
@@ -208,6 +210,7 @@ func run() error {
 		DiscoveryInterval:       discoveryInterval,
 		WatchProgressDeadline:   watchDeadline,
 		ResyncInterval:          resyncInterval,
+		DanglingOwnerGrace:      danglingGrace,
 	})
 	if err != nil {
 		return err

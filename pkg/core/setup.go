@@ -63,6 +63,11 @@ type Options struct {
 	// event nor a bookmark before it is restarted (default
 	// DefaultWatchProgressDeadline).
 	WatchProgressDeadline time.Duration
+	// DanglingOwnerGrace is how long a workload whose controller owner is
+	// gone while the reference remains waits for the garbage collector
+	// before it is decided a root (default reconcile.DefaultDanglingGrace;
+	// negative: no wait).
+	DanglingOwnerGrace time.Duration
 	// SupervisorConfig, when set, is the REST config of the kinds' caches,
 	// discovery and probes (default: the manager's).
 	SupervisorConfig *rest.Config
@@ -103,6 +108,17 @@ func informerName(obj runtime.Object) string {
 		return strings.ToLower(gvk.Kind)
 	}
 	return strings.ToLower(reflect.TypeOf(obj).Elem().Name())
+}
+
+// danglingGrace is the reconciler's DanglingGrace for an Options value.
+func danglingGrace(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return reconcile.DefaultDanglingGrace
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Setup wires the core into a manager: the supervisor that watches every
@@ -154,6 +170,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 		Now:              time.Now,
 		ScrapeRetry:      opts.ScrapeRetry,
 		References:       refs,
+		DanglingGrace:    danglingGrace(opts.DanglingOwnerGrace),
 	}
 	feed := reconcile.NewFeed(r, mapper)
 	sup.Events = feed

@@ -88,6 +88,44 @@ type WalkResult struct {
 	MissKind string
 	// Err is the read error behind a miss, if any.
 	Err error
+
+	// top is the topmost owner of a kind no adapter tracks read below the
+	// point where the walk stopped (nil: none); settled marks a dangling
+	// walk past its grace (Settle).
+	top     *Owner
+	settled bool
+}
+
+// Dangling reports whether the walk stopped at a controller reference whose
+// owner is gone (not found) or was re-created under its name (another UID)
+// while the reference is still there: the garbage collector is about to
+// delete the object that holds it (a background deletion) or to orphan it
+// by removing the reference. Such an object waits a grace period before it
+// is decided a root (the reconciler's DanglingGrace), so that deleting an
+// owner makes no short-lived AIBOM for each of its children.
+func (w WalkResult) Dangling() bool {
+	return w.Owner == nil && !w.settled && (w.Reason == ReasonNotFound || w.Reason == ReasonUIDMismatch)
+}
+
+// Top is the topmost owner of a kind no adapter tracks that the walk read
+// below where it stopped (nil: none): for a dangling walk, the generic root
+// candidate once its grace has passed.
+func (w WalkResult) Top() *Owner { return w.top }
+
+// Settle returns a dangling walk as it decides once its grace has passed:
+// the chain ends below the missing owner, as if nothing controlled the
+// object holding the reference, so the topmost owner read below it, if any,
+// is the generic root (Owner, Generic), and otherwise the object the walk
+// started from is the top of its chain. The reason stays (the miss is still
+// counted as not found or a UID mismatch). Any other walk is returned as it
+// is.
+func (w WalkResult) Settle() WalkResult {
+	if !w.Dangling() {
+		return w
+	}
+	w.settled = true
+	w.Owner = w.top
+	return w
 }
 
 // Walker resolves the tracked owner of an object by following controller
@@ -117,6 +155,7 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		if top != nil && endsChain(res.Reason) {
 			res.Owner = top
 		}
+		res.top = top
 		return res
 	}
 	for hop := 1; ; hop++ {
@@ -192,14 +231,15 @@ func (w Walker) IsGenericRoot(obj client.Object, walk WalkResult) bool {
 	if e, ok := w.Registry.Lookup(gk); !ok || e.Tracked() {
 		return false
 	}
-	return endsChain(walk.Reason)
+	return walk.settled || endsChain(walk.Reason)
 }
 
 // endsChain reports whether a walk that stopped for reason makes the object
 // it stopped at the top of its chain: nothing controls it, or its controller
 // is of a kind the controller cannot read or a disabled adapter's. An owner
-// not found or re-created (the garbage collector is about to act), a kind not
-// synced yet, a cycle, the depth cap or an error decide nothing.
+// not found or re-created (the garbage collector is about to act: it decides
+// once its grace has passed, WalkResult.Settle), a kind not synced yet, a
+// cycle, the depth cap or an error decide nothing.
 func endsChain(reason string) bool {
 	switch reason {
 	case ReasonRoot, ReasonForbidden, ReasonNoMatch, ReasonUntrackedKind:

@@ -139,6 +139,37 @@ func TestBarePodIsItsOwnGenericRoot(t *testing.T) {
 	require.Nil(t, res.Owner)
 	require.Equal(t, graph.ReasonNotFound, res.Reason)
 	require.False(t, walker.IsGenericRoot(orphan, res))
+	require.True(t, res.Dangling())
+	settled := res.Settle()
+	require.False(t, settled.Dangling())
+	require.True(t, walker.IsGenericRoot(orphan, settled), "past the grace, the pod is the top of its chain")
+	require.Equal(t, graph.ReasonNotFound, settled.Reason, "still counted as not found")
+}
+
+// TestSettledDanglingWalkEndsAtTheTopmostOwnerRead: a pod whose ReplicaSet
+// exists but whose Deployment is gone settles (past the grace) on the
+// ReplicaSet as its generic root, not on the pod.
+func TestSettledDanglingWalkEndsAtTheTopmostOwnerRead(t *testing.T) {
+	var w coretest.World
+	gone := w.Add(coretest.DeployGVK, "gone", nil)
+	rs := w.Add(coretest.RsGVK, "web-1", gone)
+	pod := w.Add(coretest.PodGVK, "web-1-x", rs)
+	w.Objs = []client.Object{rs, pod}
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	walker := graph.Walker{Registry: reg, Store: store}
+	res := walker.TrackedOwner(context.Background(), pod)
+	require.True(t, res.Dangling())
+	require.Nil(t, res.Owner)
+	require.NotNil(t, res.Top())
+	require.Equal(t, "web-1", res.Top().Name)
+	settled := res.Settle()
+	require.NotNil(t, settled.Owner)
+	require.True(t, settled.Owner.Generic)
+	require.Equal(t, string(rs.GetUID()), settled.Owner.UID)
+	// Settling a walk that is not dangling changes nothing.
+	root := walker.TrackedOwner(context.Background(), gone)
+	require.Equal(t, root, root.Settle())
 }
 
 func TestWalkFailuresMidWalkReportAsRoot(t *testing.T) {

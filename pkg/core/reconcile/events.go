@@ -296,6 +296,15 @@ func (m EventMapper) rootOf(ctx context.Context, req Request, q adder) {
 		next = &Request{GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)}
 	case entry.Tracked():
 		next = &Request{GroupKind: entry.GroupKind(), Namespace: req.Namespace, Name: req.Name}
+	case walk.Dangling():
+		// Its chain's owner is gone while the reference remains: the
+		// candidate root (the topmost object read below the missing owner)
+		// waits out its grace in the reconciler, and is decided then.
+		r := genericRequest(entry, obj)
+		if top := walk.Top(); top != nil {
+			r = Request{GroupKind: top.GroupKind, Namespace: top.Namespace, Name: top.Name, UID: types.UID(top.UID)}
+		}
+		next = &r
 	case graph.Walker{Registry: m.Registry, Store: m.Store}.IsGenericRoot(obj, walk):
 		r := genericRequest(entry, obj)
 		next = &r
@@ -540,8 +549,10 @@ func (m EventMapper) unreadOwnerRequest(ref *metav1.OwnerReference, ns string) (
 // enqueueGenericCandidates enqueues the generic root candidates of a
 // namespace ("" for all) from the caches: every object of a kind no adapter
 // tracks that nothing controls (bare pods), and the owner every controller
-// reference to a kind not registered names (of any object, tracked or not). Used when a namespace opts in and
-// by the periodic re-verification.
+// reference to a kind not registered names (of any object, tracked or not),
+// and every object of a kind no adapter tracks whose controller is gone while
+// its reference remains. Used when a namespace opts in and by the periodic
+// re-verification.
 func (m EventMapper) enqueueGenericCandidates(ctx context.Context, ns string, q adder) {
 	for _, e := range m.Registry.Entries() {
 		objs, err := m.Store.InNamespace(ctx, e, ns)
@@ -564,9 +575,29 @@ func (m EventMapper) enqueueGenericCandidates(ctx context.Context, ns string, q 
 				} else if !e.Tracked() {
 					q.Add(genericRequest(e, obj))
 				}
+			case !e.Tracked() && m.ownerGone(ctx, ref, obj.GetNamespace()):
+				// Its controller is gone while the reference remains (no
+				// garbage collector acted): a candidate once its grace
+				// has passed, which the reconciler decides.
+				q.Add(genericRequest(e, obj))
 			}
 		}
 	}
+}
+
+// ownerGone reports whether the registered owner a controller reference
+// names is absent from the caches, or there under another UID. A kind that
+// cannot be read says nothing (false).
+func (m EventMapper) ownerGone(ctx context.Context, ref *metav1.OwnerReference, ns string) bool {
+	entry, ok := m.Registry.Lookup(graph.RefGroupKind(ref))
+	if !ok {
+		return false
+	}
+	owner, err := graph.GetMetadata(ctx, m.Store, entry, ns, ref.Name)
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	return err == nil && owner.GetUID() != ref.UID
 }
 
 // subjectGroupKind is the group and kind of an AIBOM's subject; false when

@@ -87,6 +87,17 @@ func (r *Reconciler) reconcileGeneric(ctx context.Context, req Request, entry gr
 		if walk.Reason == graph.ReasonNotSynced {
 			return OutcomeOwnerNotSynced, nil
 		}
+		walk, wait := r.settleDangling(ctx, req.GroupKind, root, walk)
+		if wait > 0 {
+			return OutcomeOwnerGone, errWaitDangling{after: wait}
+		}
+		if walk.Owner != nil && walk.Owner.Generic && r.Queue != nil {
+			// The generic root above it (past a dangling reference's
+			// grace, the topmost owner read below the missing one) may
+			// have no event of its own: it is reconciled with what it
+			// absorbs.
+			r.Queue.Add(Request{GroupKind: walk.Owner.GroupKind, Namespace: walk.Owner.Namespace, Name: walk.Owner.Name, UID: types.UID(walk.Owner.UID)})
+		}
 		if !r.Walker().IsGenericRoot(root, walk) {
 			r.forgetReach(req)
 			if walk.Owner != nil {

@@ -117,6 +117,12 @@ type Reconciler struct {
 	// ForeignGrace is how long the sweep keeps an AIBOM the controller did
 	// not write whose subject does not exist (DefaultForeignGrace when 0).
 	ForeignGrace time.Duration
+	// DanglingGrace is how long a workload whose controller owner is gone
+	// while the reference remains waits for the garbage collector before it
+	// is decided a root (dangling.go); 0: no wait.
+	DanglingGrace time.Duration
+	// dangling holds the workloads waiting out DanglingGrace.
+	dangling danglingSince
 }
 
 // errStaleCache marks a write refused because the cache lagged behind the
@@ -161,6 +167,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrlreconcile.
 		return ctrlreconcile.Result{RequeueAfter: r.undecidedBackoff(req)}, nil
 	}
 	r.undecided.Delete(req)
+	var wait errWaitDangling
+	if errors.As(err, &wait) {
+		reconcileOutcomes.WithLabelValues(req.GroupKind.String(), outcome).Inc()
+		logger.V(1).Info("controller owner gone; deciding again after the grace", "after", wait.after)
+		return ctrlreconcile.Result{RequeueAfter: wait.after}, nil
+	}
 	if errors.Is(err, errStaleCache) {
 		logger.V(1).Info("cache behind the API server; retrying shortly")
 		return ctrlreconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
@@ -243,6 +255,12 @@ func (r *Reconciler) reconcileWorkloadAt(ctx context.Context, req Request) (stri
 		// report it nor remove its AIBOM; try again.
 		log.FromContext(ctx).V(1).Info("owner kind not synced yet; not deciding", "ownerKind", walk.MissKind)
 		return OutcomeOwnerNotSynced, nil
+	}
+	walk, wait := r.settleDangling(ctx, req.GroupKind, obj, walk)
+	if wait > 0 {
+		// The garbage collector is about to delete or orphan it: neither
+		// report it nor remove its AIBOM yet.
+		return OutcomeOwnerGone, errWaitDangling{after: wait}
 	}
 	if walk.Owner != nil {
 		if walk.Owner.Generic && r.Queue != nil {
@@ -643,6 +661,7 @@ func (r *Reconciler) countClosureMisses(ctx context.Context, desc graph.Descenda
 
 // forgetReach drops what a workload that is no longer a root reached.
 func (r *Reconciler) forgetReach(req Request) {
+	r.danglingForget(req)
 	if r.Mapper != nil {
 		r.Mapper.Roots.rememberReach(req, nil)
 	}

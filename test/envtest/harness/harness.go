@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -57,6 +58,8 @@ type Env struct {
 	// certDir is the API server's fixed certificate directory of a
 	// restartable control plane ("" otherwise).
 	certDir string
+	// kcm is the kube-controller-manager of EnvOptions.ControllerManager.
+	kcm *controlplane.ControllerManager
 }
 
 // EnvOptions tune a control plane.
@@ -70,6 +73,12 @@ type EnvOptions struct {
 	// (envtest otherwise mints a new CA on a restart, which every existing
 	// client would reject). etcd keeps running, and its data, meanwhile.
 	RestartableAPIServer bool
+	// ControllerManager starts kube-controller-manager with the garbage
+	// collector and the workload controllers (controlplane.
+	// WorkloadControllers): dependents are deleted for real, Deployments
+	// make ReplicaSets and Pods, Jobs make Pods. Its log goes to stderr at
+	// a verbose test log level (AIBOM_TEST_LOG_LEVEL), else nowhere.
+	ControllerManager bool
 }
 
 // StartEnv starts the control plane with the AIBOM CRD and extra CRD dirs.
@@ -107,7 +116,19 @@ func StartEnvWith(opts EnvOptions) (*Env, error) {
 		removeDir(certDir)
 		return nil, err
 	}
-	return &Env{Env: te, Config: cfg, Client: c, certDir: certDir}, nil
+	env := &Env{Env: te, Config: cfg, Client: c, certDir: certDir}
+	if opts.ControllerManager {
+		var out io.Writer
+		if zapLevel() < 0 {
+			out = os.Stderr
+		}
+		if env.kcm, err = controlplane.StartControllerManager(te, nil, out); err != nil {
+			_ = te.Stop()
+			removeDir(certDir)
+			return nil, err
+		}
+	}
+	return env, nil
 }
 
 func removeDir(dir string) {
@@ -118,6 +139,9 @@ func removeDir(dir string) {
 
 // Stop stops the control plane.
 func (e *Env) Stop() error {
+	if e.kcm != nil {
+		_ = e.kcm.Stop()
+	}
 	err := e.Env.Stop()
 	removeDir(e.certDir)
 	return err
@@ -204,6 +228,10 @@ type ControllerOptions struct {
 	// discovery (a replica that does not lead runs no controller). Use
 	// WaitLeading to wait until it leads.
 	LeaderElection *LeaderElection
+	// DanglingOwnerGrace: how long a workload whose controller owner is
+	// gone waits before it reports on its own (default 2s, short for the
+	// tests that delete owners with no garbage collector; negative: none).
+	DanglingOwnerGrace time.Duration
 	// Sinks, when set, runs the AIBOMConfig and its sinks with these
 	// options (as cmd/controller does).
 	Sinks *configuration.Options
@@ -228,6 +256,9 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	}
 	if opts.ResyncInterval == 0 {
 		opts.ResyncInterval = time.Hour
+	}
+	if opts.DanglingOwnerGrace == 0 {
+		opts.DanglingOwnerGrace = 2 * time.Second
 	}
 	base := e.Config
 	if opts.Config != nil {
@@ -269,7 +300,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	ctx, cancel := context.WithCancel(context.Background())
 	coreOpts := core.Options{Registry: reg, Tool: ControllerTool, MaxDocumentBytes: 512 * 1024,
 		SkipNameValidation: true, DiscoveryInterval: opts.DiscoveryInterval, ScrapeRetry: opts.ScrapeRetry, ResyncInterval: opts.ResyncInterval,
-		WatchProgressDeadline: opts.WatchProgressDeadline}
+		WatchProgressDeadline: opts.WatchProgressDeadline, DanglingOwnerGrace: opts.DanglingOwnerGrace}
 	var live *configuration.Runtime
 	if opts.Sinks != nil {
 		so := *opts.Sinks
