@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -256,7 +257,7 @@ func decodeJSONStream(name string, data []byte) (out []Source, isJSON bool, err 
 			return nil, true, fmt.Errorf("%s:%d: %s", name, lineOf(data, off), err)
 		}
 		end = dec.InputOffset()
-		srcs, err := toSources(name, lineOf(data, start), raw, nil)
+		srcs, err := toSources(name, lineOf(data, start), raw, true, nil)
 		if err != nil {
 			return nil, true, err
 		}
@@ -354,7 +355,7 @@ func decodeDocument(name string, docStart int, doc []byte, limits Limits) ([]Sou
 	if err := checkAliases(string(doc), max(limits.MaxExpansion*int64(len(doc)), 1<<20)); err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, first, err)
 	}
-	return toSources(name, first, doc, func(msg string) (int, string) {
+	return toSources(name, first, doc, false, func(msg string) (int, string) {
 		m := yamlLine.FindStringSubmatch(msg)
 		if m == nil {
 			return first, msg
@@ -368,12 +369,18 @@ func decodeDocument(name string, docStart int, doc []byte, limits Limits) ([]Sou
 	})
 }
 
-// toSources decodes one document (YAML or JSON) read at line first; a
-// "kind: List" gives its items. position maps a parser's message to the
-// line it names (nil: the document's first line).
-func toSources(name string, first int, doc []byte, position func(msg string) (int, string)) ([]Source, error) {
+// toSources decodes one document (YAML, or JSON when isJSON) read at line
+// first; a "kind: List" gives its items. position maps a parser's message to
+// the line it names (nil: the document's first line). A JSON document is
+// decoded as JSON: the YAML parser would first build a node tree of the
+// whole document, several times its size.
+func toSources(name string, first int, doc []byte, isJSON bool, position func(msg string) (int, string)) ([]Source, error) {
 	obj := &unstructured.Unstructured{}
-	if err := utilyaml.Unmarshal(doc, &obj.Object); err != nil {
+	unmarshal := utilyaml.Unmarshal
+	if isJSON {
+		unmarshal = utiljson.Unmarshal
+	}
+	if err := unmarshal(doc, &obj.Object); err != nil {
 		line, msg := first, err.Error()
 		if position != nil {
 			line, msg = position(msg)

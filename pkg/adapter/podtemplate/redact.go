@@ -28,6 +28,10 @@ var secretNameParts = []string{
 	"CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY",
 }
 
+// secretNameNormal folds separators and removes the token words that name
+// no credential; built once (a Replacer's first use builds its tables).
+var secretNameNormal = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "", "TOKENS", "")
+
 // IsSecretName reports whether a name (an env var, an annotation key) looks
 // like it holds a secret: it contains, in any case, one of TOKEN, SECRET,
 // PASSWORD, PASSWD, API_KEY, APIKEY, CREDENTIAL, PRIVATE_KEY or ACCESS_KEY.
@@ -36,7 +40,7 @@ var secretNameParts = []string{
 func IsSecretName(name string) bool {
 	n := strings.ToUpper(name)
 	// "TOKENS" counts tokens (MAX_TOTAL_TOKENS); "TOKENIZER" names one.
-	n = strings.NewReplacer("-", "_", ".", "_", "TOKENIZER", "", "TOKENS", "").Replace(n)
+	n = secretNameNormal.Replace(n)
 	for _, p := range secretNameParts {
 		if strings.Contains(n, p) {
 			return true

@@ -418,7 +418,7 @@ func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) (
 
 	workloadRef := "aibom:workload:" + kind + "/" + sub.Namespace + "/" + sub.Name
 	lifecycles := []cdx.Lifecycle{{Phase: cdx.LifecyclePhaseOperations}}
-	bom := cdx.NewBOM()
+	bom := newBOM()
 	bom.Metadata = &cdx.Metadata{
 		Lifecycles: &lifecycles,
 		Tools:      &cdx.ToolsChoice{Components: &tools},
@@ -543,11 +543,24 @@ func compareOwned(a, b string) int {
 }
 
 // marshal encodes bom as CycloneDX 1.6 JSON.
+// newBOM is an empty CycloneDX 1.6 BOM. It is built in 1.6 from the start
+// and encoded as it is: the library's EncodeVersion would deep-copy every
+// document (through gob) to convert it from the library's newest version,
+// most of a document's build time and allocations, for fields no document
+// here sets.
+func newBOM() *cdx.BOM {
+	bom := cdx.NewBOM()
+	bom.SpecVersion = cdx.SpecVersion1_6
+	bom.JSONSchema = "http://cyclonedx.org/schema/bom-1.6.schema.json"
+	bom.XMLNS = "http://cyclonedx.org/schema/bom/1.6"
+	return bom
+}
+
 func marshal(bom *cdx.BOM) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
 	enc.SetPretty(false).SetEscapeHTML(false)
-	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
+	if err := enc.Encode(bom); err != nil {
 		return nil, fmt.Errorf("document: encode: %w", err)
 	}
 	return buf.Bytes(), nil
