@@ -25,7 +25,10 @@ import (
 // Root is one reported workload: a tracked object without a tracked owner,
 // and what the controller would write for it.
 type Root struct {
-	Entry  graph.Entry
+	Entry graph.Entry
+	// Object is the root's identity: its apiVersion, kind and metadata. Its
+	// spec is read for the report and not kept, so that the roots of a
+	// large input do not hold a second copy of it.
 	Object *unstructured.Unstructured
 	// Descendants is what the root absorbs.
 	Descendants graph.Descendants
@@ -142,7 +145,7 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			// namespace (or at cluster scope), as in the controller.
 			rctx := adapter.WithResolver(ctx, used.record(reconcile.StoreResolver{Registry: reg, Store: store, Namespace: u.GetNamespace()}, u.GetNamespace()))
 			rep := reconcile.BuildRootReport(rctx, reg, store, e, u, desc, opts.Tool, opts.MaxDocumentBytes, false, false)
-			roots = append(roots, Root{Entry: e, Object: u, Descendants: desc, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName())})
+			roots = append(roots, Root{Entry: e, Object: identity(u), Descendants: desc, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName())})
 		}
 	}
 	// Generic roots: what no tracked root reports (an owner no adapter
@@ -157,7 +160,7 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			u = g.Object.DeepCopy() // scraped with its spec, as the pod cache keeps it
 		}
 		rep := reconcile.BuildRootReport(ctx, reg, store, g.Entry, u, g.Descendants, opts.Tool, opts.MaxDocumentBytes, true, g.Unread)
-		roots = append(roots, Root{Entry: g.Entry, Object: u, Descendants: g.Descendants, Report: rep, AIBOMName: reconcile.AIBOMName(g.Entry.GroupKind(), u.GetName()), Generic: true})
+		roots = append(roots, Root{Entry: g.Entry, Object: identity(u), Descendants: g.Descendants, Report: rep, AIBOMName: reconcile.AIBOMName(g.Entry.GroupKind(), u.GetName()), Generic: true})
 	}
 	if opts.Unused {
 		unused, err := unusedReferences(ctx, reg, store, used, opts)
@@ -179,6 +182,17 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 		return a.Object.GetName() < b.Object.GetName()
 	})
 	return roots, nil
+}
+
+// identity is u's apiVersion, kind and metadata (shared with u).
+func identity(u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	for _, k := range []string{"apiVersion", "kind", "metadata"} {
+		if v, ok := u.Object[k]; ok {
+			out.Object[k] = v
+		}
+	}
+	return out
 }
 
 func asUnstructured(o client.Object) (*unstructured.Unstructured, error) {

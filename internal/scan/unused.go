@@ -92,7 +92,7 @@ func unusedReferences(ctx context.Context, reg *graph.Registry, store graph.Stor
 			entry := e
 			entry.Adapter = referencedOnly{Adapter: e.Adapter, rs: rs}
 			rep := reconcile.BuildReport(ctx, entry, u, graph.Descendants{}, opts.Tool, opts.MaxDocumentBytes)
-			out = append(out, Root{Entry: e, Object: u, Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName()), Unused: true})
+			out = append(out, Root{Entry: e, Object: identity(u), Report: rep, AIBOMName: reconcile.AIBOMName(e.GroupKind(), u.GetName()), Unused: true})
 		}
 	}
 	return out, nil

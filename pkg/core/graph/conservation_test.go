@@ -93,6 +93,20 @@ func TestConservationOverRandomForests(t *testing.T) {
 	}
 }
 
+// TestConservationOverRandomForestsPastTheDanglingGrace: once every dangling
+// reference (an owner deleted with its children lingering, or re-created
+// with a new UID) has outlived its grace, the objects holding one are
+// decided as the reconciler then decides them (WalkResult.Settle), and
+// conservation still holds: every tracked workload in exactly one AIBOM,
+// every pod under a generic root in exactly one.
+func TestConservationOverRandomForestsPastTheDanglingGrace(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	rng := rand.New(rand.NewSource(9009))
+	for forest := 0; forest < 5000; forest++ {
+		checkConservationAt(t, reg, forest, randomForest(rng), true)
+	}
+}
+
 // FuzzConservation lets the fuzzer pick the forests:
 // go test ./pkg/core -run '^$' -fuzz FuzzConservation -fuzztime 30s
 // TestConservationOverRandomForestsWithReferences adds objects of a
@@ -146,6 +160,13 @@ func FuzzConservation(f *testing.F) {
 
 func checkConservation(t *testing.T, reg *graph.Registry, forest int, objs []client.Object) {
 	t.Helper()
+	checkConservationAt(t, reg, forest, objs, false)
+}
+
+// checkConservationAt is checkConservation with every dangling walk settled
+// (settle: past the dangling-owner grace, as the reconciler decides then).
+func checkConservationAt(t *testing.T, reg *graph.Registry, forest int, objs []client.Object, settle bool) {
+	t.Helper()
 	ctx := context.Background()
 	objs = unstructuredPods(t, objs)
 	store := graph.NewMemoryStore(objs)
@@ -173,6 +194,9 @@ func checkConservation(t *testing.T, reg *graph.Registry, forest int, objs []cli
 			continue // read by no one: known only from the references to it
 		}
 		res := walker.TrackedOwner(ctx, o)
+		if settle {
+			res = res.Settle()
+		}
 		walks[o.GetUID()] = res
 		if res.Owner != nil {
 			suppressedBy[o.GetUID()] = res.Owner.GroupKind.Kind + "/" + res.Owner.Name

@@ -165,6 +165,12 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		}
 		gk := RefGroupKind(ref)
 		if hop > MaxWalkDepth {
+			if reason, ok := w.dangles(ctx, ref, obj.GetNamespace()); ok {
+				// The reference past the cap dangles: as for one within
+				// it, the chain ends below it once the grace has passed
+				// (the closure from the top reaches this far).
+				return stop(WalkResult{Hops: hop - 1, Reason: reason, MissKind: gk.String()})
+			}
 			return WalkResult{Hops: hop - 1, Reason: ReasonDepthCap, MissKind: gk.String()}
 		}
 		entry, ok := w.Registry.Lookup(gk)
@@ -211,6 +217,24 @@ func (w Walker) TrackedOwner(ctx context.Context, obj client.Object) WalkResult 
 		visited[owner.GetUID()] = true
 		cur = owner
 	}
+}
+
+// dangles reports whether ref names a registered owner that is gone (not
+// found) or there under another UID, with the walk's reason for it; any
+// other answer (readable, unreadable, not registered) is false.
+func (w Walker) dangles(ctx context.Context, ref *metav1.OwnerReference, namespace string) (string, bool) {
+	entry, ok := w.Registry.Lookup(RefGroupKind(ref))
+	if !ok {
+		return "", false
+	}
+	owner, err := GetMetadata(ctx, w.Store, entry, namespace, ref.Name)
+	switch {
+	case err != nil && classifyReadError(err) == ReasonNotFound:
+		return ReasonNotFound, true
+	case err == nil && owner.GetUID() != ref.UID:
+		return ReasonUIDMismatch, true
+	}
+	return "", false
 }
 
 // unreadOwner is the generic root a controller reference names, unread.
