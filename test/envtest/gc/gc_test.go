@@ -23,6 +23,7 @@ import (
 
 	"github.com/aibom-dev/aibom/adapters/apps"
 	"github.com/aibom-dev/aibom/adapters/batch"
+	"github.com/aibom-dev/aibom/adapters/kuberay"
 	"github.com/aibom-dev/aibom/adapters/lws"
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/reconcile"
@@ -50,7 +51,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	env, err = harness.StartEnvWith(harness.EnvOptions{CRDDirs: []string{"test/crds/lws"}, ControllerManager: true})
+	env, err = harness.StartEnvWith(harness.EnvOptions{CRDDirs: []string{"test/crds/lws", "test/crds/kuberay"}, ControllerManager: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1
@@ -58,7 +59,7 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	// The production grace: the collector must act within it.
 	controller, err = env.StartControllerWith(harness.ControllerOptions{DanglingOwnerGrace: reconcile.DefaultDanglingGrace},
-		apps.New(), batch.New(), lws.New())
+		apps.New(), batch.New(), lws.New(), kuberay.New())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest: start controller:", err)
 		return 1
@@ -248,4 +249,71 @@ spec:
 	require.NoError(t, controller.WaitSettled(2*time.Second, eventually))
 	require.Zero(t, aibomCreates(before), "writes: %v", harness.Writes(controller.Requests.Since(before)))
 	_ = statefulSetGK
+}
+
+// A RayJob as KubeRay builds it: a RayCluster (its head pod made by hand:
+// KubeRay creates pods itself) and a submitter Job, whose pod the real Job
+// controller makes. Deleted in the background, the RayCluster and the Job
+// (both tracked kinds) and every pod dangle until collected: none gets an
+// AIBOM.
+func TestBackgroundDeleteOfARayJobWritesNoAIBOMForItsClusterOrJob(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t, "gc", true)
+	const rayImage = "rayproject/ray-ml:2.40.0-gpu"
+	job := env.MustApply(t, ns, `
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: batch}
+spec:
+  entrypoint: python /app/infer.py --model meta-llama/Llama-3.2-3B-Instruct
+  rayClusterSpec:
+    rayVersion: "2.40.0"
+    headGroupSpec:
+      template:
+        spec: {containers: [{name: ray-head, image: "`+rayImage+`"}]}
+`)[0]
+	env.MustApply(t, ns, `
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: batch-raycluster-k2x9p
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayJob, name: batch, controller: true, blockOwnerDeletion: true}]
+spec:
+  rayVersion: "2.40.0"
+  headGroupSpec:
+    template:
+      spec: {containers: [{name: ray-head, image: "`+rayImage+`"}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: batch-raycluster-k2x9p-head-x8k2l
+  labels: {ray.io/node-type: head}
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayCluster, name: batch-raycluster-k2x9p, controller: true, blockOwnerDeletion: true}]
+spec: {containers: [{name: ray-head, image: "`+rayImage+`"}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: batch
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayJob, name: batch, controller: true, blockOwnerDeletion: true}]
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: ray-job-submitter, image: "`+rayImage+`"}]
+`)
+	runPods(t, ns, 2) // the head, and the submitter the Job controller made
+	waitAIBOM(t, ns, schema.GroupKind{Group: "ray.io", Kind: "RayJob"}, "batch", func(a *v1alpha1.AIBOM) bool {
+		return len(a.Status.Absorbed) == 2
+	})
+	require.NoError(t, env.Conservation(controller, ns).Verify(ctx))
+	require.NoError(t, controller.WaitSettled(2*time.Second, eventually))
+
+	before := controller.Requests.Snapshot()
+	require.NoError(t, env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	gone(t, ns, list("ray.io/v1", "RayCluster"), list("batch/v1", "Job"), &corev1.PodList{})
+	require.Eventually(t, func() bool { return len(aibomNames(t, ns)) == 0 }, eventually, tick)
+	require.NoError(t, controller.WaitSettled(2*time.Second, eventually))
+	require.Zero(t, aibomCreates(before), "writes: %v", harness.Writes(controller.Requests.Since(before)))
 }
