@@ -56,6 +56,8 @@ func run() error {
 	flag.StringVar(&opts.Controller, "controller", "", "Controller binary (default: bin/aibom-controller of the repository).")
 	flag.StringVar(&opts.WorkDir, "workdir", "", "Where the kubeconfig and the controller log go (default: _out/scale).")
 	flag.StringVar(&opts.HeapProfile, "heap-profile", "", "Write the controller's heap profile (after a GC, once the cold start settled) to this file; read it with `go tool pprof -top -inuse_space FILE`.")
+	flag.StringVar(&opts.CPUProfile, "cpu-profile", "", "Write the controller's CPU profile of its cold start (from its start, for -cpu-profile-seconds) to this file; read it with `go tool pprof -top FILE`.")
+	flag.IntVar(&opts.CPUProfileSeconds, "cpu-profile-seconds", 20, "Length of the -cpu-profile profile.")
 	flag.StringVar(&opts.GoMemLimit, "gomemlimit", "", "The controller's GOMEMLIMIT, e.g. 400MiB (default: none, as an unset environment).")
 	flag.StringVar(&opts.GoGC, "gogc", "", "The controller's GOGC (default: the runtime's, 100).")
 	flag.StringVar(&out, "out", "", "Also write the report as JSON to this file.")

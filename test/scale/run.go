@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,13 @@ type Options struct {
 	// controller is then started with --pprof-bind-address on a free
 	// loopback port.
 	HeapProfile string
+	// CPUProfile, when set, is a file the controller's CPU profile of its
+	// cold start is written to: /debug/pprof/profile from the controller's
+	// start for CPUProfileSeconds (default 20); `go tool pprof -top FILE`
+	// reads it. The controller runs with --pprof-bind-address, as for
+	// HeapProfile.
+	CPUProfile        string
+	CPUProfileSeconds int
 	// GoMemLimit, when set, is the controller's GOMEMLIMIT (e.g. "400MiB"),
 	// as config/manager derives it from the container's memory request.
 	GoMemLimit string
@@ -251,6 +259,24 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	track.begin(ctl.started)
 	logf("controller started (pid %d), log %s", ctl.cmd.Process.Pid, ctl.logPath)
 	go ctl.waitReady(ctx)
+	cpuDone := make(chan error, 1)
+	if opts.CPUProfile != "" {
+		secs := opts.CPUProfileSeconds
+		if secs <= 0 {
+			secs = 20
+		}
+		go func() {
+			// The profiling endpoint listens a moment after the start.
+			var err error
+			for try := 0; try < 50; try++ {
+				if err = saveProfile(ctx, ctl.pprofURL+"profile?seconds="+strconv.Itoa(secs), opts.CPUProfile); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			cpuDone <- err
+		}()
+	}
 
 	// Cold start: until every AIBOM is correct.
 	if err := waitConverged(ctx, opts, track, ctl, logf); err != nil {
@@ -265,6 +291,12 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 		rep.Memory.RSSAtConvergence = rss
 	}
 	logf("every AIBOM correct after %.1fs", rep.ColdStart.ConvergedSeconds)
+	if opts.CPUProfile != "" {
+		if err := <-cpuDone; err != nil {
+			return rep, err
+		}
+		logf("CPU profile of the cold start written to %s", opts.CPUProfile)
+	}
 	cold, err := settle(ctx, opts, ctl)
 	if err != nil {
 		return rep, fmt.Errorf("settling after the cold start: %w", err)
@@ -569,7 +601,7 @@ func startController(opts Options, kubeconfig []byte) (*controllerProcess, error
 		args = append(args, "--resync-interval="+opts.ResyncInterval.String())
 	}
 	var pprofURL string
-	if opts.HeapProfile != "" || opts.Toggle {
+	if opts.HeapProfile != "" || opts.CPUProfile != "" || opts.Toggle {
 		pprofAddr, err := freeAddr()
 		if err != nil {
 			return nil, err
@@ -626,17 +658,22 @@ func controllerEnv(base []string, opts Options) []string {
 // saveHeapProfile writes the controller's heap profile, taken after a GC,
 // to path.
 func saveHeapProfile(ctx context.Context, pprofURL, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pprofURL+"heap?gc=1", nil)
+	return saveProfile(ctx, pprofURL+"heap?gc=1", path)
+}
+
+// saveProfile writes the profile a pprof URL serves to path.
+func saveProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
+		return fmt.Errorf("profile: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("heap profile: %s", resp.Status)
+		return fmt.Errorf("profile %s: %s", url, resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -644,7 +681,7 @@ func saveHeapProfile(ctx context.Context, pprofURL, path string) error {
 	}
 	if _, err := io.Copy(f, resp.Body); err != nil {
 		f.Close()
-		return fmt.Errorf("heap profile: %w", err)
+		return fmt.Errorf("profile: %w", err)
 	}
 	return f.Close()
 }
