@@ -122,6 +122,12 @@ type ReadOptions struct {
 	// Stdin is read for the path "-" (os.Stdin when nil), under the name
 	// StdinName, within Limits.MaxFileBytes.
 	Stdin io.Reader
+	// Each, when set, is called with every object as soon as it is
+	// decoded, in order, and what it returns is kept in File.Sources
+	// instead: a caller that keeps objects in a smaller form gets each one
+	// before the next is decoded, so the decoded forms of a whole file are
+	// never held at once. An error fails the file as a decoding error does.
+	Each func(Source) (Source, error)
 }
 
 // File is the outcome of reading one file.
@@ -176,7 +182,8 @@ func ReadFiles(opts ReadOptions, paths ...string) ([]File, error) {
 		if total > limits.MaxTotalBytes {
 			return nil, fmt.Errorf("%s: the input passes the limit of %d bytes in all: %w", name, limits.MaxTotalBytes, ErrLimit)
 		}
-		srcs, err := decodeSources(name, data, limits)
+		srcs, err := decodeSources(name, data, limits, opts.Each)
+		data = nil // the decoded objects outlive the bytes
 		out = append(out, File{Name: name, Sources: srcs, Err: err})
 		if err != nil {
 			out[len(out)-1].Sources = nil
@@ -220,23 +227,36 @@ var yamlLine = regexp.MustCompile(`(yaml: line )(\d+)(:)`)
 // it. An error names the file and the line: for malformed YAML the line
 // the parser stopped at, otherwise the document's first line.
 func DecodeSources(name string, data []byte) ([]Source, error) {
-	return decodeSources(name, data, DefaultLimits)
+	return decodeSources(name, data, DefaultLimits, nil)
 }
 
-func decodeSources(name string, data []byte, limits Limits) ([]Source, error) {
+// keepFunc is ReadOptions.Each (nil: keep every object as decoded).
+type keepFunc func(Source) (Source, error)
+
+func (k keepFunc) keep(out []Source, s Source) ([]Source, error) {
+	if k != nil {
+		var err error
+		if s, err = k(s); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, s), nil
+}
+
+func decodeSources(name string, data []byte, limits Limits, each keepFunc) ([]Source, error) {
 	limits = limits.withDefaults()
 	if utilyaml.IsJSONBuffer(data) {
-		if srcs, isJSON, err := decodeJSONStream(name, data); isJSON {
+		if srcs, isJSON, err := decodeJSONStream(name, data, each); isJSON {
 			return srcs, err
 		}
 	}
-	return decodeYAMLStream(name, data, limits)
+	return decodeYAMLStream(name, data, limits, each)
 }
 
 // decodeJSONStream reads a stream of JSON objects ("{...}{...}", one per
 // line or not). isJSON is false when the first value is not JSON (a YAML
 // flow mapping starts with "{" too): the stream is then read as YAML.
-func decodeJSONStream(name string, data []byte) (out []Source, isJSON bool, err error) {
+func decodeJSONStream(name string, data []byte, each keepFunc) (out []Source, isJSON bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var end int64
 	for n := 0; ; n++ {
@@ -257,12 +277,80 @@ func decodeJSONStream(name string, data []byte) (out []Source, isJSON bool, err 
 			return nil, true, fmt.Errorf("%s:%d: %s", name, lineOf(data, off), err)
 		}
 		end = dec.InputOffset()
-		srcs, err := toSources(name, lineOf(data, start), raw, true, nil)
-		if err != nil {
+		line := lineOf(data, start)
+		if items, ok := jsonListItems(raw); ok {
+			// A list is decoded item by item: the decoded form of the
+			// whole list is never held at once.
+			for i, item := range items {
+				if out, err = keepJSONItem(out, name, line, i, item, each); err != nil {
+					return nil, true, err
+				}
+			}
+			continue
+		}
+		if out, err = toSources(out, name, line, raw, true, nil, each); err != nil {
 			return nil, true, err
 		}
-		out = append(out, srcs...)
 	}
+}
+
+// jsonListItems returns the items of a JSON object with an "items" array
+// (a list, as apimachinery's IsList decides it), each as its JSON; false for
+// anything else.
+func jsonListItems(raw []byte) ([]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var items []json.RawMessage
+	found := false
+	typed := map[string]bool{}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		if key != "items" {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return nil, false
+			}
+			if k, _ := key.(string); k == "apiVersion" || k == "kind" {
+				var str string
+				typed[k] = json.Unmarshal(v, &str) == nil && str != ""
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil, false // "items" that is not an array: not a list
+		}
+		found = true
+		for dec.More() {
+			var item json.RawMessage
+			if err := dec.Decode(&item); err != nil {
+				return nil, false
+			}
+			items = append(items, item)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, false
+		}
+	}
+	// A list without its own apiVersion and kind is decoded whole, which
+	// refuses it as before.
+	return items, found && typed["apiVersion"] && typed["kind"]
+}
+
+// keepJSONItem decodes item i of a JSON list read at line and keeps it.
+func keepJSONItem(out []Source, name string, line, i int, item []byte, each keepFunc) ([]Source, error) {
+	obj := &unstructured.Unstructured{}
+	if err := utiljson.Unmarshal(item, &obj.Object); err != nil {
+		return nil, fmt.Errorf("%s:%d: items[%d]: %s", name, line, i, err)
+	}
+	if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
+		return nil, fmt.Errorf("%s:%d: items[%d]: object without apiVersion or kind", name, line, i)
+	}
+	return each.keep(out, Source{Object: obj, File: name, Line: line, Item: i})
 }
 
 // lineOf is the 1-based line of byte offset off.
@@ -308,7 +396,7 @@ func (f *lineFeeder) lastLine() (int, []byte) {
 
 // decodeYAMLStream splits a YAML stream into documents with apimachinery's
 // YAMLReader and decodes each.
-func decodeYAMLStream(name string, data []byte, limits Limits) ([]Source, error) {
+func decodeYAMLStream(name string, data []byte, limits Limits, each keepFunc) ([]Source, error) {
 	feeder := &lineFeeder{data: data}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(feeder))
 	var out []Source
@@ -328,11 +416,9 @@ func decodeYAMLStream(name string, data []byte, limits Limits) ([]Source, error)
 			end--
 		}
 		docStart := end - bytes.Count(doc, []byte("\n")) + 1
-		srcs, err := decodeDocument(name, docStart, doc, limits)
-		if err != nil {
+		if out, err = decodeDocument(out, name, docStart, doc, limits, each); err != nil {
 			return nil, err
 		}
-		out = append(out, srcs...)
 	}
 }
 
@@ -340,7 +426,7 @@ const separator = "---"
 
 // decodeDocument decodes one YAML document whose first line is line
 // docStart of the file.
-func decodeDocument(name string, docStart int, doc []byte, limits Limits) ([]Source, error) {
+func decodeDocument(out []Source, name string, docStart int, doc []byte, limits Limits, each keepFunc) ([]Source, error) {
 	first := 0 // first line neither blank, a comment nor a separator
 	for i, l := range bytes.SplitAfter(doc, []byte("\n")) {
 		t := bytes.TrimSpace(l)
@@ -350,12 +436,12 @@ func decodeDocument(name string, docStart int, doc []byte, limits Limits) ([]Sou
 		}
 	}
 	if first == 0 {
-		return nil, nil // blank or comments only
+		return out, nil // blank or comments only
 	}
 	if err := checkAliases(string(doc), max(limits.MaxExpansion*int64(len(doc)), 1<<20)); err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, first, err)
 	}
-	return toSources(name, first, doc, false, func(msg string) (int, string) {
+	return toSources(out, name, first, doc, false, func(msg string) (int, string) {
 		m := yamlLine.FindStringSubmatch(msg)
 		if m == nil {
 			return first, msg
@@ -366,15 +452,16 @@ func decodeDocument(name string, docStart int, doc []byte, limits Limits) ([]Sou
 		}
 		line := docStart + n - 1
 		return line, yamlLine.ReplaceAllString(msg, "${1}"+strconv.Itoa(line)+"${3}")
-	})
+	}, each)
 }
 
 // toSources decodes one document (YAML, or JSON when isJSON) read at line
-// first; a "kind: List" gives its items. position maps a parser's message to
-// the line it names (nil: the document's first line). A JSON document is
-// decoded as JSON: the YAML parser would first build a node tree of the
-// whole document, several times its size.
-func toSources(name string, first int, doc []byte, isJSON bool, position func(msg string) (int, string)) ([]Source, error) {
+// first and appends its objects to out, each through each; a "kind: List"
+// gives its items. position maps a parser's message to the line it names
+// (nil: the document's first line). A JSON document is decoded as JSON: the
+// YAML parser would first build a node tree of the whole document, several
+// times its size.
+func toSources(out []Source, name string, first int, doc []byte, isJSON bool, position func(msg string) (int, string), each keepFunc) ([]Source, error) {
 	obj := &unstructured.Unstructured{}
 	unmarshal := utilyaml.Unmarshal
 	if isJSON {
@@ -388,25 +475,28 @@ func toSources(name string, first int, doc []byte, isJSON bool, position func(ms
 		return nil, fmt.Errorf("%s:%d: %s", name, line, msg)
 	}
 	if obj.Object == nil {
-		return nil, nil
+		return out, nil
 	}
 	if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
 		return nil, fmt.Errorf("%s:%d: object without apiVersion or kind", name, first)
 	}
 	if !obj.IsList() {
-		return []Source{{Object: obj, File: name, Line: first, Item: -1}}, nil
+		return each.keep(out, Source{Object: obj, File: name, Line: first, Item: -1})
 	}
 	list, err := obj.ToList()
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, first, err)
 	}
-	out := make([]Source, 0, len(list.Items))
+	obj = nil
 	for i := range list.Items {
-		item := &list.Items[i]
+		item := &unstructured.Unstructured{Object: list.Items[i].Object}
+		list.Items[i].Object = nil // the list holds no item once it is kept
 		if item.GetKind() == "" || item.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("%s:%d: items[%d]: object without apiVersion or kind", name, first, i)
 		}
-		out = append(out, Source{Object: item, File: name, Line: first, Item: i})
+		if out, err = each.keep(out, Source{Object: item, File: name, Line: first, Item: i}); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

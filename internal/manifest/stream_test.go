@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,4 +133,38 @@ func TestReadFiles(t *testing.T) {
 	files, err := ReadFiles(ReadOptions{Limits: Limits{MaxFileBytes: 16}, Stdin: strings.NewReader(cm("big"))}, Stdin)
 	require.NoError(t, err)
 	require.ErrorIs(t, files[0].Err, ErrLimit)
+}
+
+// A JSON list is decoded item by item, each handed to ReadOptions.Each as
+// soon as it is decoded (in order, with its index), and what Each returns
+// is kept; a list without its own apiVersion and kind is refused as before,
+// and an error from Each fails the file.
+func TestJSONListItemsGoThroughEachOneByOne(t *testing.T) {
+	dir := t.TempDir()
+	list := `{"apiVersion":"v1","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}},` +
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}],"kind":"List"}`
+	p := filepath.Join(dir, "l.json")
+	require.NoError(t, os.WriteFile(p, []byte(list), 0o644))
+	var seen []string
+	files, err := ReadFiles(ReadOptions{Each: func(s Source) (Source, error) {
+		seen = append(seen, fmt.Sprintf("%s#%d", s.Object.GetName(), s.Item))
+		s.Object.SetLabels(map[string]string{"kept": "yes"})
+		return s, nil
+	}}, p)
+	require.NoError(t, err)
+	require.NoError(t, files[0].Err)
+	require.Equal(t, []string{"a#0", "b#1"}, seen)
+	require.Len(t, files[0].Sources, 2)
+	require.Equal(t, "yes", files[0].Sources[1].Object.GetLabels()["kept"])
+
+	untyped := filepath.Join(dir, "u.json")
+	require.NoError(t, os.WriteFile(untyped, []byte(`{"items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}]}`), 0o644))
+	files, err = ReadFiles(ReadOptions{}, untyped)
+	require.NoError(t, err)
+	require.ErrorContains(t, files[0].Err, "object without apiVersion or kind")
+
+	files, err = ReadFiles(ReadOptions{Each: func(s Source) (Source, error) { return s, fmt.Errorf("refused %s", s.Object.GetName()) }}, p)
+	require.NoError(t, err)
+	require.ErrorContains(t, files[0].Err, "refused a")
+	require.Empty(t, files[0].Sources)
 }

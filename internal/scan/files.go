@@ -117,7 +117,22 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	files, err := manifest.ReadFiles(manifest.ReadOptions{Limits: opts.Limits, Recursive: opts.Recursive, Stdin: opts.Stdin}, opts.Paths...)
+	generated := map[objectKey]bool{}
+	// Each object is named and put in its held form as soon as it is
+	// decoded: the decoded objects of a whole file are never held at once.
+	held := map[*unstructured.Unstructured]*heldObject{}
+	fileNotes := map[string][]string{}
+	each := func(s manifest.Source) (manifest.Source, error) {
+		if err := nameObject(s, ns, reg, generated, fileNotes); err != nil {
+			return s, err
+		}
+		if h := hold(reg, s.Object); h != nil {
+			held[&h.Unstructured] = h
+			s.Object = &h.Unstructured
+		}
+		return s, nil
+	}
+	files, err := manifest.ReadFiles(manifest.ReadOptions{Limits: opts.Limits, Recursive: opts.Recursive, Stdin: opts.Stdin, Each: each}, opts.Paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +141,9 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 	var kept []manifest.Source
 	positions := map[objectKey][]manifest.Source{}
 	var order []objectKey
-	generated := map[objectKey]bool{}
 	for _, f := range files {
 		if f.Err == nil {
-			f.Err = nameObjects(f.Sources, ns, reg, generated, &snap.Notes)
+			snap.Notes = append(snap.Notes, fileNotes[f.Name]...)
 		}
 		if f.Err != nil {
 			snap.Errors = append(snap.Errors, f.Err.Error()+"; file skipped")
@@ -225,42 +239,45 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 			s.Position(), s.Object.GetKind(), objectName(s.Object.GetNamespace(), s.Object.GetName()), what, u.Ref.Kind, u.Ref.Name))
 	}
 	for _, o := range objs {
+		if h, ok := held[o]; ok {
+			snap.Objects = append(snap.Objects, h)
+			continue
+		}
 		snap.Objects = append(snap.Objects, o)
 	}
 	return snap, nil
 }
 
-// nameObjects gives the objects of one file their default namespace and,
-// for those with only metadata.generateName, their synthetic name (noted).
-// An object with neither name is an error: the file is skipped.
-func nameObjects(srcs []manifest.Source, ns string, reg *graph.Registry, generated map[objectKey]bool, notes *[]string) error {
-	for _, s := range srcs {
-		o := s.Object
-		gk := o.GroupVersionKind().GroupKind()
-		if o.GetNamespace() == "" && !clusterScoped[gk] && !clusterScopedReferenced(reg, gk) {
-			o.SetNamespace(ns)
-		}
-		if o.GetName() != "" {
-			continue
-		}
-		if o.GetGenerateName() == "" {
-			return fmt.Errorf("%s: %s without metadata.name or metadata.generateName", s.Position(), o.GetKind())
-		}
-		// The API server would add a random suffix; offline the suffix is
-		// derived from the content, so the same input gives the same name.
-		// Identical objects (two runs of the same Job) get distinct names.
-		for n := 0; ; n++ {
-			name := SyntheticName(o, n)
-			k := objectKey{gk, o.GetNamespace(), name}
-			if !generated[k] {
-				generated[k] = true
-				o.SetName(name)
-				break
-			}
-		}
-		*notes = append(*notes, fmt.Sprintf("%s: %s has metadata.generateName %q and no name: named %s offline (stable, derived from its content)",
-			s.Position(), o.GetKind(), Printable(o.GetGenerateName()), Printable(o.GetName())))
+// nameObject gives an object read from a file its default namespace and,
+// with only metadata.generateName, its synthetic name (noted under its
+// file, in notes). An object with neither name is an error: its file is
+// skipped.
+func nameObject(s manifest.Source, ns string, reg *graph.Registry, generated map[objectKey]bool, notes map[string][]string) error {
+	o := s.Object
+	gk := o.GroupVersionKind().GroupKind()
+	if o.GetNamespace() == "" && !clusterScoped[gk] && !clusterScopedReferenced(reg, gk) {
+		o.SetNamespace(ns)
 	}
+	if o.GetName() != "" {
+		return nil
+	}
+	if o.GetGenerateName() == "" {
+		return fmt.Errorf("%s: %s without metadata.name or metadata.generateName", s.Position(), o.GetKind())
+	}
+	// The API server would add a random suffix; offline the suffix is
+	// derived from the content, so the same input gives the same name.
+	// Identical objects (two runs of the same Job) get distinct names.
+	for n := 0; ; n++ {
+		name := SyntheticName(o, n)
+		k := objectKey{gk, o.GetNamespace(), name}
+		if !generated[k] {
+			generated[k] = true
+			o.SetName(name)
+			break
+		}
+	}
+	notes[s.File] = append(notes[s.File], fmt.Sprintf("%s: %s has metadata.generateName %q and no name: named %s offline (stable, derived from its content)",
+		s.Position(), o.GetKind(), Printable(o.GetGenerateName()), Printable(o.GetName())))
 	return nil
 }
 

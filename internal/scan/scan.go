@@ -114,7 +114,9 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 	var roots []Root
 	used := usedRefs{}
 	for _, e := range reg.TrackedEntries() {
-		objs, err := store.InNamespace(ctx, e, "")
+		// Listed for their metadata (the walk reads no more); a root alone
+		// is read whole, so a large input is never decoded all at once.
+		objs, err := graph.InNamespaceMetadata(ctx, store, e, "")
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", e.Kind.String(), err)
 		}
@@ -125,7 +127,14 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			if walk := walker.TrackedOwner(ctx, o); walk.Owner != nil {
 				continue
 			}
-			u, err := asUnstructured(o)
+			whole, err := store.Get(ctx, e, o.GetNamespace(), o.GetName())
+			if err != nil {
+				return nil, fmt.Errorf("get %s %s/%s: %w", e.Kind.String(), o.GetNamespace(), o.GetName(), err)
+			}
+			if whole.GetObjectKind().GroupVersionKind().Empty() {
+				whole.GetObjectKind().SetGroupVersionKind(e.GVK())
+			}
+			u, err := asUnstructured(whole)
 			if err != nil {
 				return nil, err
 			}

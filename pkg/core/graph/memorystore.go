@@ -15,6 +15,10 @@ import (
 // offline scan reads manifests through it, so that it gets exactly the
 // answers the informer caches would give. Pods must be
 // *unstructured.Unstructured for their status to reach digest resolution.
+// An object that is an Inflater is held in its smaller form: whole-object
+// reads (Get, ControlledBy, InNamespace) return what Inflate gives, a new
+// object each time, and metadata reads (MetadataReader, InNamespaceMetadata)
+// the held object, as the controller's caches do with compact objects.
 type MemoryStore struct {
 	byName     map[memKey]client.Object
 	byOwnerUID map[types.UID][]client.Object
@@ -47,8 +51,43 @@ func NewMemoryStore(objs []client.Object) *MemoryStore {
 	return s
 }
 
+// Inflater is an object held in a smaller form than its whole (its
+// metadata, say, and the rest encoded): Inflate returns the whole object, a
+// new one on every call.
+type Inflater interface {
+	client.Object
+	Inflate() (client.Object, error)
+}
+
+func inflate(o client.Object) (client.Object, error) {
+	if i, ok := o.(Inflater); ok {
+		return i.Inflate()
+	}
+	return o, nil
+}
+
+func inflateAll(objs []client.Object) ([]client.Object, error) {
+	for i, o := range objs {
+		full, err := inflate(o)
+		if err != nil {
+			return nil, err
+		}
+		objs[i] = full
+	}
+	return objs, nil
+}
+
 // Get implements Store.
-func (s *MemoryStore) Get(_ context.Context, e Entry, namespace, name string) (client.Object, error) {
+func (s *MemoryStore) Get(ctx context.Context, e Entry, namespace, name string) (client.Object, error) {
+	o, err := s.GetMetadata(ctx, e, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return inflate(o)
+}
+
+// GetMetadata implements MetadataReader: the object as held.
+func (s *MemoryStore) GetMetadata(_ context.Context, e Entry, namespace, name string) (client.Object, error) {
 	if o, ok := s.byName[memKey{e.GroupKind(), namespace, name}]; ok {
 		return o, nil
 	}
@@ -56,7 +95,13 @@ func (s *MemoryStore) Get(_ context.Context, e Entry, namespace, name string) (c
 }
 
 // ControlledBy implements Store.
-func (s *MemoryStore) ControlledBy(_ context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
+func (s *MemoryStore) ControlledBy(ctx context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
+	out, _ := s.ControlledByMetadata(ctx, e, namespace, uid)
+	return inflateAll(out)
+}
+
+// ControlledByMetadata implements MetadataReader: the objects as held.
+func (s *MemoryStore) ControlledByMetadata(_ context.Context, e Entry, namespace string, uid types.UID) ([]client.Object, error) {
 	var out []client.Object
 	for _, o := range s.byOwnerUID[uid] {
 		if o.GetNamespace() == namespace && o.GetObjectKind().GroupVersionKind().GroupKind() == e.GroupKind() {
@@ -67,7 +112,15 @@ func (s *MemoryStore) ControlledBy(_ context.Context, e Entry, namespace string,
 }
 
 // InNamespace implements Store; namespace "" means every namespace.
-func (s *MemoryStore) InNamespace(_ context.Context, e Entry, namespace string) ([]client.Object, error) {
+func (s *MemoryStore) InNamespace(ctx context.Context, e Entry, namespace string) ([]client.Object, error) {
+	out, _ := s.InNamespaceMetadata(ctx, e, namespace)
+	return inflateAll(out)
+}
+
+// InNamespaceMetadata is InNamespace for the objects as held: a pass over
+// every object of a kind that reads only their metadata (the walk) does not
+// inflate them all at once.
+func (s *MemoryStore) InNamespaceMetadata(_ context.Context, e Entry, namespace string) ([]client.Object, error) {
 	var out []client.Object
 	for _, o := range s.all {
 		if (namespace == "" || o.GetNamespace() == namespace) && o.GetObjectKind().GroupVersionKind().GroupKind() == e.GroupKind() {

@@ -82,6 +82,22 @@ func ControlledByMetadata(ctx context.Context, s Store, e Entry, namespace strin
 	return s.ControlledBy(ctx, e, namespace, uid)
 }
 
+// NamespaceMetadataLister is implemented by a Store that can list a kind's
+// objects for their metadata alone (the MemoryStore: objects it holds in a
+// smaller form are not inflated).
+type NamespaceMetadataLister interface {
+	InNamespaceMetadata(ctx context.Context, e Entry, namespace string) ([]client.Object, error)
+}
+
+// InNamespaceMetadata lists a kind's objects for their metadata: through
+// the store's NamespaceMetadataLister if it has one, else with InNamespace.
+func InNamespaceMetadata(ctx context.Context, s Store, e Entry, namespace string) ([]client.Object, error) {
+	if m, ok := s.(NamespaceMetadataLister); ok {
+		return m.InNamespaceMetadata(ctx, e, namespace)
+	}
+	return s.InNamespace(ctx, e, namespace)
+}
+
 // ControllerKindHints is implemented by a Store that knows which kinds of
 // controller the objects of a kind can have (the Supervisor records them as
 // objects enter its caches). The closure skips a kind whose objects cannot be

@@ -389,7 +389,8 @@ func GenericRoots(ctx context.Context, reg *graph.Registry, store graph.Store, k
 		return nil
 	}
 	for _, e := range reg.Entries() {
-		objs, err := store.InNamespace(ctx, e, metav1.NamespaceAll)
+		// The walk reads metadata: a root alone is read whole.
+		objs, err := graph.InNamespaceMetadata(ctx, store, e, metav1.NamespaceAll)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", e.Kind.String(), err)
 		}
@@ -409,7 +410,14 @@ func GenericRoots(ctx context.Context, reg *graph.Registry, store graph.Store, k
 					return nil, err
 				}
 			case walker.IsGenericRoot(o, walk):
-				if err := add(o, false); err != nil {
+				whole, err := store.Get(ctx, e, o.GetNamespace(), o.GetName())
+				if err != nil {
+					return nil, fmt.Errorf("get %s %s/%s: %w", e.Kind.String(), o.GetNamespace(), o.GetName(), err)
+				}
+				if whole.GetObjectKind().GroupVersionKind().Empty() {
+					whole.GetObjectKind().SetGroupVersionKind(e.GVK())
+				}
+				if err := add(whole, false); err != nil {
 					return nil, err
 				}
 			}
