@@ -57,3 +57,37 @@ func TestHeldObjectInflatesToTheWholeObject(t *testing.T) {
 	thing := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "x.io/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"}}}
 	require.Nil(t, hold(reg, thing))
 }
+
+// Offline no garbage collector is about to act: a ReplicaSet whose
+// Deployment is not in the input is decided as the controller decides it
+// once the dangling-owner grace has passed, the generic root of its pod,
+// which would otherwise be in no document.
+func TestDanglingOwnerReferenceOfflineIsDecidedAsPastTheGrace(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "rs.yaml", `
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web-5f7d
+  namespace: ns
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: 11111111-1111-1111-1111-111111111111, controller: true}]
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3", args: ["--model", "Qwen/Qwen2.5-0.5B"]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-5f7d-x
+  namespace: ns
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-5f7d, controller: true}]
+spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3"}]}
+`)
+	roots := loadRoots(t, p)
+	require.Len(t, roots, 1)
+	require.True(t, roots[0].Generic)
+	require.Equal(t, "ReplicaSet", roots[0].Object.GetKind())
+	require.Len(t, roots[0].Descendants.Pods, 1)
+}

@@ -124,7 +124,10 @@ func Evaluate(ctx context.Context, reg *graph.Registry, store graph.Store, opts 
 			if opts.Namespace != nil && !opts.Namespace(o.GetNamespace()) {
 				continue
 			}
-			if walk := walker.TrackedOwner(ctx, o); walk.Owner != nil {
+			// Decided as the controller decides once a dangling owner
+			// reference has outlived its grace: offline, no garbage
+			// collector is about to act on it.
+			if walk := walker.TrackedOwner(ctx, o).Settle(); walk.Owner != nil {
 				continue
 			}
 			whole, err := store.Get(ctx, e, o.GetNamespace(), o.GetName())

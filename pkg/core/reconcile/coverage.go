@@ -19,9 +19,10 @@ const (
 	// AttributedGeneric: the pod's chain ends at a generic root (or the pod
 	// is one).
 	AttributedGeneric = "generic"
-	// AttributedNone: the pod is in no AIBOM (its controller is gone or was
-	// re-created, its chain passes the depth cap, or a kind on it has not
-	// synced). Zero in steady state.
+	// AttributedNone: the pod is in no AIBOM (its chain passes the depth
+	// cap or a cycle, or a kind on it has not synced). Zero in steady state;
+	// a pod whose controller is gone counts where it reports once the
+	// dangling-owner grace has passed.
 	AttributedNone = "none"
 )
 
@@ -71,7 +72,10 @@ func PodCoverage(ctx context.Context, reg *graph.Registry, store graph.Store, ke
 		if p.GetObjectKind().GroupVersionKind().Empty() {
 			p.GetObjectKind().SetGroupVersionKind(pods.GVK())
 		}
-		walk := walker.TrackedOwner(ctx, p)
+		// As decided past the dangling-owner grace (the steady state): a
+		// pod whose controller is gone is attributed where it reports once
+		// the grace has passed.
+		walk := walker.TrackedOwner(ctx, p).Settle()
 		attribution := AttributedNone
 		switch {
 		case walk.Owner != nil && walk.Owner.Generic, walker.IsGenericRoot(p, walk):

@@ -401,7 +401,9 @@ func GenericRoots(ctx context.Context, reg *graph.Registry, store graph.Store, k
 			if o.GetObjectKind().GroupVersionKind().Empty() {
 				o.GetObjectKind().SetGroupVersionKind(e.GVK())
 			}
-			walk := walker.TrackedOwner(ctx, o)
+			// Decided as past the dangling-owner grace: offline, no garbage
+			// collector is about to act.
+			walk := walker.TrackedOwner(ctx, o).Settle()
 			switch {
 			case walk.Owner != nil && walk.Owner.Unread:
 				gv, _ := schema.ParseGroupVersion(walk.Owner.APIVersion)
