@@ -19,9 +19,12 @@ import (
 // DefaultDanglingGrace is how long an object whose controller owner is gone
 // while its reference remains waits before it is decided a root: the garbage
 // collector deletes the dependents of a background deletion within seconds,
-// and orphaning removes the reference (a root at once); 30 s covers a
-// collector working through a large deletion on a busy cluster.
-const DefaultDanglingGrace = 30 * time.Second
+// and orphaning removes the reference (a root at once). But the collector
+// learns of a new CustomResourceDefinition only at its next discovery (every
+// 30 s), so an owner of a just-installed kind deleted at once leaves its
+// children for up to that long, and a large deletion on a busy cluster takes
+// longer still: a minute covers both.
+const DefaultDanglingGrace = time.Minute
 
 // OutcomeOwnerGone: the workload's controller reference names an owner that
 // is gone (or re-created), and it waits for the garbage collector (see
