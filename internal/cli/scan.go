@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,13 +78,13 @@ Out-of-tree adapters (--adapter-plugin, --adapter-plugin-dir) are started
 and spoken to exactly as the controller does.
 
 Exit codes: 0 success; 1 unreadable input (a missing path, input over
---max-input-bytes, every input skipped, an unreachable cluster) or
-output; 2 usage error; 3 duplicate objects (twice in one file, or in two
-files with --strict); 4 partial results (printed, but a file was skipped,
-some root has no document or some kind could not be listed); N (of
---exit-code) a --fail-on condition holds, which wins over 4. Notes (kinds no adapter knows,
-owners not in the input, synthetic names) and warnings go to stderr and do
-not change the exit code.`,
+--max-input-bytes, every input skipped, an unreachable cluster) or output;
+2 usage error; 3 duplicate objects (twice in one file, or in two files
+with --strict); 4 partial results (printed, but a file was skipped, some
+root has no document or some kind could not be listed); N (of --exit-code)
+a --fail-on condition holds, which wins over 4. Notes (kinds no adapter
+knows, owners not in the input, synthetic names) and warnings go to stderr
+and do not change the exit code.`,
 		Example: `  # Manifests: files, folders (-R: recursively), standard input
   aibom scan examples/
   aibom scan -R -f deploy/ -o wide
@@ -119,7 +120,7 @@ not change the exit code.`,
 	fs.StringVar(&f.report, "report", "ai", "Which roots are reported, as on the controller: \"ai\" (those with an AI signal: a runtime, a model, model storage, an evaluation or training framework, or an accelerator) or \"all\".")
 	fs.IntVar(&f.maxDocBytes, "max-document-bytes", DefaultMaxDocumentBytes, "Inline cap of a document, as on the controller; larger documents drop their lowest-value components and say so.")
 	fs.BoolVar(&f.unused, "unused-references", true, "Also report objects of referenced kinds (serving runtimes, model catalogue entries) that no root of the input refers to, marked as such: what they define, though nothing runs them. The controller never reports them.")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixed(append(scanOutputs, jsonPathPrefix)...))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed(slices.Concat(scanOutputs, []string{jsonPathPrefix})...))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", failOnCompletion)
 	_ = cmd.RegisterFlagCompletionFunc("report", fixed("ai", "all"))
 	_ = cmd.MarkFlagDirname("out-dir")
@@ -238,7 +239,7 @@ func runScan(cmd *cobra.Command, s Streams, f *scanFlags) error {
 	if err != nil {
 		return &exitError{code: ExitInput, err: err}
 	}
-	if findings := scan.Check(checked(append(ev.roots, ev.unmatched...)), conds); len(findings) > 0 {
+	if findings := scan.Check(checked(slices.Concat(ev.roots, ev.unmatched)), conds); len(findings) > 0 {
 		for _, fd := range findings {
 			fmt.Fprintf(s.Err, "finding: %s: %s %s: %s\n", fd.Condition, fd.Root.Entry.Kind.String(), objectName(fd.Root), scan.Printable(fd.Detail))
 		}
