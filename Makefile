@@ -44,16 +44,23 @@ fuzz-short: ## Run every fuzz target briefly (FUZZTIME each, default 10s)
 # Where the image is meant to be pushed (nothing is pushed by make).
 IMAGE_REPO ?= ghcr.io/aibom-dev/aibom-controller
 
-image: ## Build the linux/amd64+arm64 OCI image into _out/image without Docker or network (beyond the Go module proxy); prints its digest
+# The SLSA builder id the provenance names: the build platform that vouches
+# for the build. A release CI sets its own (docs/release.md).
+BUILDER_ID ?= https://github.com/aibom-dev/aibom/hack/image/local
+
+image: ## Build the linux/amd64+arm64 OCI image into _out/image without Docker or network (beyond the Go module proxy); prints its digest and writes its SBOM (sbom.cdx.json) and SLSA provenance (provenance.intoto.json) next to it
 	cd hack/image && go run . build -root ../.. -repository $(IMAGE_REPO) -out ../../_out/image
-
-image-sbom: image ## Write _out/image/sbom.cdx.json: a CycloneDX 1.6 SBOM of the image, bound to its digest
 	cd hack/image && go run . sbom -layout ../../_out/image
+	cd hack/image && go run . provenance -layout ../../_out/image -root ../.. -builder-id $(BUILDER_ID)
 
-image-verify: ## Build the image twice from scratch and fail unless both digests are equal
-	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null && cp _out/image/digest _out/digest.first
+image-sbom: image ## Kept for scripts: make image writes _out/image/sbom.cdx.json (CycloneDX 1.6, bound to the digest) itself
+
+image-verify: ## Build the image twice from scratch and fail unless both digests, SBOMs and provenance statements are equal
+	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null && cp _out/image/digest _out/digest.first \
+		&& cp _out/image/sbom.cdx.json _out/sbom.first && cp _out/image/provenance.intoto.json _out/provenance.first
 	rm -rf _out/image _out/image-binaries && $(MAKE) -s image >/dev/null
-	@diff _out/digest.first _out/image/digest && echo "reproducible: $$(cat _out/image/digest)"
+	@diff _out/digest.first _out/image/digest && cmp _out/sbom.first _out/image/sbom.cdx.json \
+		&& cmp _out/provenance.first _out/image/provenance.intoto.json && echo "reproducible: $$(cat _out/image/digest)"
 
 chart-lint: tools ## helm lint + render charts/aibom (default and non-default values), dry-run it on a real API server, compare it with config/ and the envtest RBAC
 	cd test/release && go test $(GO_TEST_FLAGS) -run 'TestChart' .

@@ -7,7 +7,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -58,6 +60,8 @@ type file struct {
 	name string
 	mode int64
 	data []byte // nil: a directory
+	// owner is the file's user and group: root when 0, else nonroot.
+	owner int
 }
 
 // BuildIndex builds the multi-platform OCI image index: per platform, one
@@ -99,7 +103,7 @@ func BuildIndex(o ImageOptions) (v1.ImageIndex, error) {
 			{name: "etc/ssl/certs/", mode: 0o755},
 			{name: caPath[1:], mode: 0o644, data: ca},
 			{name: "home/", mode: 0o755},
-			{name: "home/nonroot/", mode: 0o700},
+			{name: "home/nonroot/", mode: 0o700, owner: nonroot}, // the user's own home
 			{name: "tmp/", mode: 0o1777},
 			{name: "usr/", mode: 0o755},
 			{name: "usr/share/", mode: 0o755},
@@ -151,13 +155,17 @@ func BuildIndex(o ImageOptions) (v1.ImageIndex, error) {
 	}).(v1.ImageIndex), nil
 }
 
-// tarLayer is a gzipped tar layer of files with fixed times
-// and root ownership (the files are read-only to the nonroot user).
+// tarLayer is a gzipped tar layer of files with fixed times and root
+// ownership (the files are read-only to the nonroot user), but for those
+// that the nonroot user owns (its home).
 func tarLayer(mtime time.Time, files []file) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {
 		h := &tar.Header{Name: f.name, Mode: f.mode, ModTime: mtime.UTC(), Uid: 0, Gid: 0, Uname: "root", Gname: "root", Format: tar.FormatPAX}
+		if f.owner == nonroot {
+			h.Uid, h.Gid, h.Uname, h.Gname = nonroot, nonroot, "nonroot", "nonroot"
+		}
 		if f.data == nil {
 			h.Typeflag = tar.TypeDir
 		} else {
@@ -202,7 +210,10 @@ func caBundle() ([]byte, error) {
 }
 
 // WriteLayout writes the index as an OCI image layout in dir (replacing
-// what was there), its one entry named ref.
+// what was there), its one entry named ref. Every file is written 0644 and
+// every directory 0755, whatever the umask and however go-containerregistry
+// wrote it (layers through a temporary file, 0600; the index, 0755): a copy
+// of the layout (crane push, a tarball) is the same everywhere.
 func WriteLayout(dir string, idx v1.ImageIndex, ref string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -211,5 +222,17 @@ func WriteLayout(dir string, idx v1.ImageIndex, ref string) error {
 	if err != nil {
 		return err
 	}
-	return p.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref}))
+	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref})); err != nil {
+		return err
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(path, mode)
+	})
 }

@@ -3,19 +3,28 @@
 //
 //	image build -root . -repository ghcr.io/aibom-dev/aibom-controller -out _out/image
 //	image sbom  -layout _out/image -out _out/image/sbom.cdx.json
+//	image provenance -layout _out/image -root . -out _out/image/provenance.intoto.json
 //
 // build compiles the controller statically (CGO_ENABLED=0, -trimpath, no
-// build ID) for linux/amd64 and linux/arm64 with VERSION stamped in, lays
-// each binary on an empty base with a CA bundle and the nonroot user
-// 65532, writes the multi-platform index as an OCI image layout, and prints
-// its digest. Every timestamp is the commit's (or SOURCE_DATE_EPOCH): the
-// same commit gives the same digest. Nothing is pulled or pushed; push
+// build ID) for linux/amd64 and linux/arm64 as "go install
+// .../cmd/controller@VERSION" would, from a module zip of the checkout
+// served by a local GOPROXY (module.go), so that the build information
+// names the release version; lays each binary on an empty base with a CA
+// bundle and the nonroot user 65532, writes the multi-platform index as an
+// OCI image layout, and prints its digest. Every timestamp is the commit's
+// (or SOURCE_DATE_EPOCH): the same commit gives the same digest. Nothing is pulled or pushed; push
 // with `crane push _out/image REF` (docs/release.md).
 //
 // sbom writes a CycloneDX 1.6 SBOM of the image in the layout: the index
 // and each platform's image by digest, the controller binary of each, and
 // the Go modules and toolchain compiled into it (read from the binaries'
 // build information).
+//
+// provenance writes an in-toto Statement with an SLSA v1 provenance
+// predicate for the index digest (provenance.go): the builder, the
+// commit, the module zip and every Go module compiled in (with their
+// go.sum hashes), the files next to the binary, and the SBOM as a
+// byproduct. Unsigned: a release signs it (docs/release.md).
 package main
 
 import (
@@ -31,7 +40,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: image build|sbom [flags]")
+		fmt.Fprintln(os.Stderr, "usage: image build|sbom|provenance [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -40,8 +49,10 @@ func main() {
 		err = runBuild(os.Args[2:])
 	case "sbom":
 		err = runSBOM(os.Args[2:])
+	case "provenance":
+		err = runProvenance(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (build, sbom)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (build, sbom, provenance)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
@@ -82,7 +93,18 @@ func runBuild(args []string) error {
 	if err != nil {
 		return err
 	}
-	binDir := filepath.Join(filepath.Dir(filepath.Clean(*out)), filepath.Base(*out)+"-"+binDirName)
+	binDir := sibling(*out, binDirName)
+	src, err := writeModuleProxy(sibling(*out, "module"), *root, *version, created)
+	if err != nil {
+		return err
+	}
+	if tag, _ := tagOf(*root, *version); !tag {
+		fmt.Fprintf(os.Stderr, "image: note: %s is not the checkout's tag %s: the binaries say %s (VERSION) in their build information, and the image's revision label says what was built\n", revision, *version, *version)
+	}
+	modCache := sibling(*out, "modcache")
+	if err := evictModule(modCache, src.Path); err != nil {
+		return err
+	}
 	binaries := map[Platform]string{}
 	for _, p := range strings.Split(*platforms, ",") {
 		osName, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
@@ -91,7 +113,7 @@ func runBuild(args []string) error {
 		}
 		plat := Platform{osName, arch}
 		bin := filepath.Join(binDir, osName+"-"+arch, "aibom-controller")
-		if err := compile(*root, *pkg, plat, *version, bin); err != nil {
+		if err := compileModule(src, *pkg, plat, modCache, bin); err != nil {
 			return err
 		}
 		binaries[plat] = bin
@@ -130,20 +152,20 @@ func readVERSION(root string) (string, error) {
 	return v, nil
 }
 
-// compile builds the static controller for a platform, stamped with version.
-// No VCS stamp (-buildvcs=false): whether the go command finds the
-// repository (a clone, a worktree, a tarball) must not change the binary;
-// the revision is in the image's labels and annotations instead.
-func compile(root, pkg string, p Platform, version, out string) error {
-	ldflags := "-s -w -buildid= -X github.com/aibom-dev/aibom/internal/version.Version=" + version
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
+// sibling is the directory next to out named <out>-<name> (_out/image-binaries).
+func sibling(out, name string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(out)), filepath.Base(out)+"-"+name)
+}
+
+// tagOf reports whether the checkout's HEAD is tagged version and clean.
+func tagOf(root, version string) (bool, error) {
+	cmd := exec.Command("git", "describe", "--tags", "--exact-match", "--dirty")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly -buildvcs=false")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build for %s: %w", p, err)
+	out, err := cmd.Output()
+	if err != nil {
+		return false, err
 	}
-	return nil
+	return strings.TrimSpace(string(out)) == version, nil
 }
 
 // commit is the checked-out revision and the time every timestamp of the

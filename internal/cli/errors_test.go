@@ -201,7 +201,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"scan", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"scan", "-Z"}, "unknown shorthand flag: 'Z' in -Z"},
 		{[]string{"scan", "--adapter-plugin", "x"}, "no such file or directory; refusing to start it"},
-		{[]string{"scan", "-f", manifests, "--output", "xml"}, `--output must be one of table, wide, json, yaml, cyclonedx-json, cyclonedx-xml, not "xml"`},
+		{[]string{"scan", "-f", manifests, "--output", "xml"}, `--output must be one of table, wide, name, json, yaml, jsonpath=TEMPLATE, cyclonedx-json, cyclonedx-xml, not "xml"`},
 		{[]string{"scan", "-f", manifests, "-A"}, "--all-namespaces reads a cluster"},
 		{[]string{"scan", "-f", manifests, "--kubeconfig", "x"}, "give one or the other"},
 		{[]string{"scan", "-f", manifests, "--ignore-opt-in"}, "--ignore-opt-in is for a cluster"},
@@ -214,7 +214,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"scan", "-f", manifests, "--progress", "maybe"}, `--progress must be auto, always or never`},
 		{[]string{"scan", "-f", manifests, "--max-file-bytes", "lots"}, `invalid argument "lots" for "--max-file-bytes"`},
 		{[]string{"version", "x"}, `unknown command "x" for "aibom version"`},
-		{[]string{"tree", "-f", manifests, "-o", "svg"}, `--output must be text or dot, not "svg"`},
+		{[]string{"tree", "-f", manifests, "-o", "svg"}, `--output must be text, dot or json, not "svg"`},
 		{[]string{"diff"}, "accepts between 1 and 2 arg(s), received 0"},
 	} {
 		code, out, errOut := run(t, tc.args...)
@@ -292,7 +292,7 @@ func TestStderrEscapesInput(t *testing.T) {
 	f := writeFile(t, "evil.yaml", "apiVersion: v1\nkind: \"Evil\\u001b[2J\"\nmetadata: {}\n---\n"+
 		"apiVersion: v1\nkind: \"Dup\\u001b[31m\"\nmetadata: {name: x}\n---\napiVersion: v1\nkind: \"Dup\\u001b[31m\"\nmetadata: {name: x}\n")
 	code, _, errOut := run(t, "scan", f)
-	require.Equal(t, ExitPartial, code)
+	require.Equal(t, ExitInput, code, "the one file is skipped: nothing was read")
 	require.NotContains(t, errOut, "\x1b")
 	require.Contains(t, errOut, `Evil\x1b[2J without metadata.name`)
 

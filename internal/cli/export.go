@@ -60,6 +60,7 @@ says where it is.`,
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster to read (default: $KUBECONFIG, ~/.kube/config, in-cluster).")
 	fs.StringVar(&kubeContext, "context", "", "Kubeconfig context to use.")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed(export.FormatJSON, export.FormatXML))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(&kubeconfig, &kubeContext))
 	_ = cmd.MarkFlagDirname("out-dir")
 	return cmd
 }

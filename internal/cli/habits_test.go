@@ -49,7 +49,7 @@ func TestStdin(t *testing.T) {
 		require.Equal(t, want, out)
 	}
 	code, _, errOut := runStdin(t, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [x\n", "scan", "-")
-	require.Equal(t, ExitPartial, code)
+	require.Equal(t, ExitInput, code, "the only input is skipped: nothing was read")
 	require.Contains(t, errOut, "error: <stdin>:4: ", "stdin positions are named too")
 }
 

@@ -8,10 +8,12 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
 	"github.com/aibom-dev/aibom/internal/adapterinfo"
@@ -124,6 +126,46 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	_ = cmd.MarkFlagDirname("adapter-plugin-dir")
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixed("auto", "always", "never"))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(&f.kubeconfig, &f.kubeContext))
+}
+
+// completionTimeout bounds the cluster request of a completion: a shell
+// waits for it at every <Tab>.
+const completionTimeout = 3 * time.Second
+
+// completeNamespaces completes -n with the namespaces of the cluster that
+// --kubeconfig and --context (as typed so far) name. Without a kubeconfig,
+// or a cluster that does not answer in time or refuses the list, it
+// offers nothing, quietly: completion never fails a shell. Only names that
+// are valid namespace names are offered (a server's answer is no reason
+// to write other text into a command line).
+func completeNamespaces(kubeconfig, kubeContext *string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		cfg, _, err := scan.RESTConfig(*kubeconfig, *kubeContext)
+		if err != nil {
+			cobra.CompDebugln("namespaces: "+err.Error(), false)
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+		defer cancel()
+		cfg.Timeout = completionTimeout
+		names, err := scan.Namespaces(ctx, cfg, 0)
+		if err != nil {
+			cobra.CompDebugln("namespaces: "+err.Error(), false)
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) && len(validation.IsDNS1123Label(n)) == 0 {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
 }
 
 // fixed completes a flag with a fixed list of values.
@@ -179,6 +221,8 @@ type evaluation struct {
 	snap  *scan.Snapshot
 	store *graph.MemoryStore
 	roots []scan.Root
+	// unmatched are the roots with no AI signal that --report ai left out.
+	unmatched []scan.Root
 	// partial is set when something was skipped or could not be computed
 	// (each named on stderr).
 	partial bool
@@ -232,6 +276,9 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 	for _, e := range snap.Errors {
 		fmt.Fprintln(s.Err, "error:", scan.Printable(e))
 	}
+	if snap.NothingRead {
+		return nil, fail(ExitInput, "nothing could be read: every input was skipped (named above)")
+	}
 
 	ev := &evaluation{reg: reg, snap: snap, store: graph.NewMemoryStore(snap.Objects), partial: snap.Partial}
 	sopts := scan.Options{Tool: document.Tool{Name: document.ToolName, Version: version.Version}, MaxDocumentBytes: opts.maxDocBytes, Unused: opts.unused}
@@ -249,7 +296,7 @@ func (f *inputFlags) evaluate(ctx context.Context, s Streams, reg *graph.Registr
 	}
 	if opts.report == "ai" {
 		var unmatched []string
-		ev.roots, unmatched = matchedRoots(ev.roots)
+		ev.roots, ev.unmatched, unmatched = matchedRoots(ev.roots)
 		if len(unmatched) > 0 {
 			fmt.Fprintf(s.Err, "note: %d root(s) with no AI signal were not reported (--report=all reports them): %s\n", len(unmatched), strings.Join(unmatched, ", "))
 		}
@@ -330,14 +377,15 @@ func notOptedIn(ctx context.Context, reg *graph.Registry, store graph.Store, sna
 	return out
 }
 
-// matchedRoots keeps the roots that show an AI signal, and names the others
-// ("Deployment.apps default/web"), at most 20 of them.
-func matchedRoots(roots []scan.Root) (kept []scan.Root, unmatched []string) {
+// matchedRoots keeps the roots that show an AI signal, returns the others,
+// and names them ("Deployment.apps default/web"), at most 20 of them.
+func matchedRoots(roots []scan.Root) (kept, dropped []scan.Root, unmatched []string) {
 	for _, r := range roots {
 		if !r.Report.Unmatched {
 			kept = append(kept, r)
 			continue
 		}
+		dropped = append(dropped, r)
 		if len(unmatched) == 20 {
 			unmatched = append(unmatched, "...")
 		}
@@ -345,7 +393,7 @@ func matchedRoots(roots []scan.Root) (kept []scan.Root, unmatched []string) {
 			unmatched = append(unmatched, r.Entry.Kind.String()+" "+objectName(r))
 		}
 	}
-	return kept, unmatched
+	return kept, dropped, unmatched
 }
 
 // coverageNotes says, per namespace, where the AI pods of the input are

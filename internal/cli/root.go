@@ -28,10 +28,10 @@ const (
 	// ExitOK: every root was reported.
 	ExitOK = 0
 	// ExitInput: an input could not be read at all (a path that does not
-	// exist, input over --max-input-bytes, a cluster that cannot be
-	// reached or whose namespaces cannot be read), or the output could not
-	// be written (-o cyclonedx-json with several roots). Nothing is printed
-	// on stdout.
+	// exist, input over --max-input-bytes, every file given skipped, a
+	// cluster that cannot be reached or whose namespaces cannot be read),
+	// or the output could not be written (-o cyclonedx-json with several
+	// roots and no --out-dir). Nothing is printed on stdout.
 	ExitInput = 1
 	// ExitUsage: the command line is wrong (unknown command or flag, bad
 	// flag value, conflicting flags, unknown adapter).
@@ -46,6 +46,9 @@ const (
 	// not be scraped or its document not built, or the cluster refused to
 	// list a kind. Each is named on stderr.
 	ExitPartial = 4
+	// "aibom scan --exit-code N" exits N when a --fail-on condition holds
+	// (scan.Condition), after printing its output; N wins over
+	// ExitPartial.
 )
 
 // exitError ends a command with an exit code; its message, if any, was

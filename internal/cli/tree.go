@@ -29,12 +29,16 @@ the ownership graph under no root close the listing.
 
 The input is read as by "aibom scan": manifests (paths, -f, "-") or a
 cluster. Every root is shown (--report ai shows only those scan reports by
-default). -o dot writes a Graphviz graph ("aibom tree -o dot | dot -Tsvg").
+default). -o dot writes a Graphviz graph ("aibom tree -o dot | dot -Tsvg");
+-o json one JSON object: {"roots": [...], "outside": [...]}, each node
+with kind, group, namespace, name, uid, role, why, a pod's containers
+(name, init, digest) and its children.
 
 Exit codes as for scan.`,
 		Example: `  aibom tree examples/40-dynamo-graph.yaml
   aibom tree -n team-a
-  aibom tree -f deploy/ -o dot | dot -Tsvg > rollup.svg`,
+  aibom tree -f deploy/ -o dot | dot -Tsvg > rollup.svg
+  aibom tree -f deploy/ -o json | jq '.roots[].children[].name'`,
 		ValidArgsFunction: manifestArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.input.files = append(f.input.files, args...)
@@ -43,16 +47,16 @@ Exit codes as for scan.`,
 	}
 	f.input.register(cmd)
 	f.adapters.register(cmd.Flags())
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "Output: text (a tree) or dot (Graphviz).")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "Output: text (a tree), dot (Graphviz) or json.")
 	cmd.Flags().StringVar(&f.report, "report", "all", "Which roots are shown: \"all\", or \"ai\" (those scan reports by default).")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "dot"))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "dot", "json"))
 	_ = cmd.RegisterFlagCompletionFunc("report", fixed("ai", "all"))
 	return cmd
 }
 
 func runTree(cmd *cobra.Command, s Streams, f *treeFlags) error {
-	if f.output != "text" && f.output != "dot" {
-		return fail(ExitUsage, "--output must be text or dot, not %q", f.output)
+	if f.output != "text" && f.output != "dot" && f.output != "json" {
+		return fail(ExitUsage, "--output must be text, dot or json, not %q", f.output)
 	}
 	if err := checkReport(f.report, 0); err != nil {
 		return &exitError{code: ExitUsage, err: err}
@@ -70,9 +74,12 @@ func runTree(cmd *cobra.Command, s Streams, f *treeFlags) error {
 		return err
 	}
 	forest := tree.Build(cmd.Context(), reg, ev.store, ev.snap.Objects, ev.roots)
-	if f.output == "dot" {
+	switch f.output {
+	case "dot":
 		err = tree.WriteDot(s.Out, forest)
-	} else {
+	case "json":
+		err = tree.WriteJSON(s.Out, forest)
+	default:
 		err = tree.WriteText(s.Out, forest)
 	}
 	if err != nil {

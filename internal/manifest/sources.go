@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"unicode"
 
+	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -507,11 +507,11 @@ func toSources(out []Source, name string, first int, doc []byte, isJSON bool, po
 // (custom).
 func SyntheticUID(apiVersion, kind, namespace, name string) types.UID {
 	sum := sha256.Sum256([]byte("aibom.dev/synthetic-uid\x00" + apiVersion + "\x00" + kind + "\x00" + namespace + "\x00" + name))
-	u := sum[:16]
+	var u uuid.UUID
+	copy(u[:], sum[:16])
 	u[6] = u[6]&0x0f | 0x80 // version 8
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-	h := hex.EncodeToString(u)
-	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
+	return types.UID(u.String())
 }
 
 // UnresolvedRef is an ownerReference without a UID whose owner is not in the

@@ -267,3 +267,27 @@ func listAll(ctx context.Context, page func(metav1.ListOptions) ([]client.Object
 		lo.Continue = cont
 	}
 }
+
+// Namespaces lists the names of the cluster's namespaces, sorted, for shell
+// completion: one metadata-only list, at most limit names (0: no limit).
+// The caller bounds the time with ctx.
+func Namespaces(ctx context.Context, cfg *rest.Config, limit int64) ([]string, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "aibom-completion"
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := meta.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(l.Items))
+	for _, n := range l.Items {
+		out = append(out, n.GetName())
+	}
+	sort.Strings(out)
+	return out, nil
+}

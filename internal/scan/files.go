@@ -38,6 +38,10 @@ type Snapshot struct {
 	// Partial is set when something that should have been read could not
 	// be (a file skipped, a kind the cluster refused to list).
 	Partial bool
+	// NothingRead is set when files were given and every one of them was
+	// skipped (a device such as /dev/zero, a file over the limit, a
+	// malformed one): there is no partial result, only nothing.
+	NothingRead bool
 }
 
 // FileOptions tune LoadFiles.
@@ -107,7 +111,8 @@ type objectKey struct {
 // in a note.
 //
 // A file that cannot be read or decoded, or holds an object without a name,
-// is skipped whole and named in Snapshot.Errors (the snapshot is Partial).
+// is skipped whole and named in Snapshot.Errors (the snapshot is Partial;
+// NothingRead as well when every file was skipped).
 // The same object (group, kind, namespace, name) read from two files is a
 // warning, the later one kept, unless opts.Strict; read twice from one file
 // it is a *DuplicateError unless opts.AllowDuplicates, which keeps the last.
@@ -141,6 +146,7 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 	var kept []manifest.Source
 	positions := map[objectKey][]manifest.Source{}
 	var order []objectKey
+	skipped := 0
 	for _, f := range files {
 		if f.Err == nil {
 			snap.Notes = append(snap.Notes, fileNotes[f.Name]...)
@@ -148,6 +154,7 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 		if f.Err != nil {
 			snap.Errors = append(snap.Errors, f.Err.Error()+"; file skipped")
 			snap.Partial = true
+			skipped++
 			continue
 		}
 		for _, s := range f.Sources {
@@ -166,6 +173,7 @@ func LoadFiles(reg *graph.Registry, opts FileOptions) (*Snapshot, error) {
 			kept = append(kept, s)
 		}
 	}
+	snap.NothingRead = len(files) > 0 && skipped == len(files)
 	var dups []string
 	for _, k := range order {
 		var where []string

@@ -161,7 +161,9 @@ func WriteCycloneDX(w io.Writer, roots []Root, xml bool) error {
 // "<aibom-name>.cdx.json", reconcile.AIBOMName being unique within a namespace.
 // When a scan covers several namespaces and two roots share an AIBOM name,
 // theirs are "<namespace>.<aibom-name>.cdx.json" (a namespace has no dots).
-func FileNames(roots []Root) []string {
+func FileNames(roots []Root) []string { return fileNames(roots, ".cdx.json") }
+
+func fileNames(roots []Root, ext string) []string {
 	count := map[string]int{}
 	for _, r := range roots {
 		count[r.AIBOMName]++
@@ -169,9 +171,9 @@ func FileNames(roots []Root) []string {
 	out := make([]string, len(roots))
 	for i, r := range roots {
 		if count[r.AIBOMName] > 1 {
-			out[i] = safeFileName(r.Object.GetNamespace()+"."+r.AIBOMName) + ".cdx.json"
+			out[i] = safeFileName(r.Object.GetNamespace()+"."+r.AIBOMName) + ext
 		} else {
-			out[i] = safeFileName(r.AIBOMName) + ".cdx.json"
+			out[i] = safeFileName(r.AIBOMName) + ext
 		}
 	}
 	return out
@@ -217,21 +219,38 @@ func safeFileName(name string) string {
 // WriteDir writes every root's document into dir (created if need be), one
 // file per root named by FileNames, byte for byte. Roots without a document
 // get no file. It returns the paths written.
-func WriteDir(dir string, roots []Root) ([]string, error) {
+func WriteDir(dir string, roots []Root) ([]string, error) { return writeDir(dir, roots, false) }
+
+// WriteDirXML is WriteDir in CycloneDX XML (document.ToXML): the files are
+// named "<aibom-name>.cdx.xml".
+func WriteDirXML(dir string, roots []Root) ([]string, error) { return writeDir(dir, roots, true) }
+
+func writeDir(dir string, roots []Root, xml bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	ext := ".cdx.json"
+	if xml {
+		ext = ".cdx.xml"
+	}
 	var written []string
-	for i, name := range FileNames(roots) {
-		d := roots[i].Document()
-		if d == "" {
+	for i, name := range fileNames(roots, ext) {
+		d := []byte(roots[i].Document())
+		if len(d) == 0 {
 			continue
 		}
 		p := filepath.Join(dir, name)
 		if filepath.Dir(p) != filepath.Clean(dir) {
 			return written, fmt.Errorf("file name %q would leave %s", name, dir)
 		}
-		if err := os.WriteFile(p, []byte(d), 0o644); err != nil {
+		if xml {
+			x, err := document.ToXML(d)
+			if err != nil {
+				return written, err
+			}
+			d = x
+		}
+		if err := os.WriteFile(p, d, 0o644); err != nil {
 			return written, err
 		}
 		written = append(written, p)

@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -122,4 +123,61 @@ func dotString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// jsonNode is a node as WriteJSON prints it.
+type jsonNode struct {
+	Kind       string          `json:"kind"`
+	Group      string          `json:"group"`
+	Namespace  string          `json:"namespace,omitempty"`
+	Name       string          `json:"name"`
+	UID        string          `json:"uid,omitempty"`
+	Role       Role            `json:"role"`
+	Why        string          `json:"why"`
+	Containers []jsonContainer `json:"containers,omitempty"`
+	Children   []jsonNode      `json:"children"`
+}
+
+type jsonContainer struct {
+	Name string `json:"name"`
+	Init bool   `json:"init,omitempty"`
+	// Digest is "" while the image is pulled.
+	Digest string `json:"digest"`
+}
+
+func toJSON(n *Node) jsonNode {
+	j := jsonNode{Kind: n.Kind.Kind, Group: n.Kind.Group, Namespace: n.Namespace, Name: n.Name, UID: string(n.UID), Role: n.Role, Why: n.Why, Children: []jsonNode{}}
+	for _, c := range n.Containers {
+		j.Containers = append(j.Containers, jsonContainer(c))
+	}
+	for _, c := range n.Children {
+		j.Children = append(j.Children, toJSON(c))
+	}
+	return j
+}
+
+// WriteJSON prints the forest as one JSON object, indented by two spaces:
+// "roots", the reported roots in the scan's order, each with its
+// "children" nested under their controllers, and "outside", the objects
+// under no root. A node has kind, group ("" for the core group),
+// namespace, name, uid, role, why, a pod's containers (name, init, digest:
+// "" while pulling) and children (always an array). Strings are JSON
+// escaped, so nothing from a manifest reaches a terminal raw.
+func WriteJSON(w io.Writer, f Forest) error {
+	out := struct {
+		Roots   []jsonNode `json:"roots"`
+		Outside []jsonNode `json:"outside"`
+	}{Roots: []jsonNode{}, Outside: []jsonNode{}}
+	for _, r := range f.Roots {
+		out.Roots = append(out.Roots, toJSON(r))
+	}
+	for _, n := range f.Outside {
+		out.Outside = append(out.Outside, toJSON(n))
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

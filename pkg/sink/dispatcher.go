@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 )
@@ -570,13 +572,23 @@ func (l *lane) run(ctx context.Context) {
 	}
 }
 
+// backoff is the wait after the attempts-th consecutive failed attempt of
+// an event (Options.InitialBackoff and MaxBackoff).
 func (l *lane) backoff(attempts int) time.Duration {
-	o := l.d.opts
-	b := o.InitialBackoff
-	for i := 1; i < attempts && b < o.MaxBackoff; i++ {
-		b *= 2
+	return backoff(l.d.opts.InitialBackoff, l.d.opts.MaxBackoff, attempts)
+}
+
+// backoff is initial after the first failed attempt, doubling with each
+// further one, at most max: apimachinery's wait.Backoff, without jitter
+// (the delay is reported as status.sinks[].nextAttemptTime, so it is
+// exactly what the lane waits).
+func backoff(initial, max time.Duration, attempts int) time.Duration {
+	b := wait.Backoff{Duration: initial, Factor: 2, Steps: math.MaxInt32, Cap: max}
+	d := b.Step()
+	for i := 1; i < attempts && d < max; i++ {
+		d = b.Step()
 	}
-	return min(b, o.MaxBackoff)
+	return min(d, max)
 }
 
 // finish removes a delivered or failed item, putting the newer event of the

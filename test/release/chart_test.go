@@ -469,8 +469,57 @@ func TestChartNonDefaultValues(t *testing.T) {
 	sm := r.find("ServiceMonitor", "aibom-controller")
 	require.NotNil(t, sm)
 	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	require.Equal(t, "https", endpoints[0].(map[string]any)["scheme"])
+	endpoint := endpoints[0].(map[string]any)
+	require.Equal(t, "https", endpoint["scheme"])
+	require.NotContains(t, endpoint, "bearerTokenFile", "deprecated by the Prometheus Operator")
+	require.Equal(t, map[string]any{"type": "Bearer", "credentials": map[string]any{"name": "aibom-metrics-scraper-token", "key": "token"}}, endpoint["authorization"])
+	require.Equal(t, map[string]any{
+		"ca":                 map[string]any{"secret": map[string]any{"name": "aibom-metrics-tls", "key": "ca.crt"}},
+		"serverName":         "aibom-controller-metrics." + releaseNamespace + ".svc",
+		"insecureSkipVerify": false,
+	}, endpoint["tlsConfig"], "verified, with the CA of the certificate Secret by default")
+	// The identity it scrapes with: a ServiceAccount bound to
+	// aibom-metrics-reader only, and its token Secret.
+	scraper := into[rbacv1.ClusterRoleBinding](t, r.find("ClusterRoleBinding", "aibom-metrics-scraper"))
+	require.Equal(t, "aibom-metrics-reader", scraper.RoleRef.Name)
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "aibom-metrics-scraper", Namespace: releaseNamespace}}, scraper.Subjects)
+	token := r.find("Secret", "aibom-metrics-scraper-token")
+	require.NotNil(t, token)
+	require.Equal(t, "aibom-metrics-scraper", token.GetAnnotations()["kubernetes.io/service-account.name"])
 	require.NotNil(t, r.find("PodDisruptionBudget", "aibom-controller"))
+}
+
+// TestChartServiceMonitorTLS: the ServiceMonitor verifies the metrics
+// certificate unless told not to; a self-signed certificate it could never
+// verify is refused when the chart is rendered, not found at the first
+// failed scrape; a token Secret of one's own replaces the chart's scraper.
+func TestChartServiceMonitorTLS(t *testing.T) {
+	endpoint := func(t *testing.T, values string) map[string]any {
+		t.Helper()
+		r := render(t, values)
+		sm := r.find("ServiceMonitor", "aibom-controller")
+		require.NotNil(t, sm)
+		endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		return endpoints[0].(map[string]any)
+	}
+	e := endpoint(t, `metrics: {serviceMonitor: {enabled: true, ca: {configMap: {name: my-ca, key: root.pem}}, serverName: metrics.example}}`)
+	require.Equal(t, map[string]any{"ca": map[string]any{"configMap": map[string]any{"name": "my-ca", "key": "root.pem"}}, "serverName": "metrics.example", "insecureSkipVerify": false}, e["tlsConfig"])
+	e = endpoint(t, `metrics: {serviceMonitor: {enabled: true, insecureSkipVerify: true, bearerTokenSecret: {name: prom-token, key: t}}}`)
+	require.Equal(t, map[string]any{"insecureSkipVerify": true}, e["tlsConfig"])
+	require.Equal(t, map[string]any{"type": "Bearer", "credentials": map[string]any{"name": "prom-token", "key": "t"}}, e["authorization"])
+	r := render(t, `metrics: {serviceMonitor: {enabled: true, insecureSkipVerify: true, bearerTokenSecret: {name: prom-token}}}`)
+	require.Nil(t, r.find("ServiceAccount", "aibom-metrics-scraper"), "a token of one's own: no scraper made")
+	require.Nil(t, r.find("Secret", "aibom-metrics-scraper-token"))
+
+	ch, err := loader.Load(chartDir)
+	require.NoError(t, err)
+	vals := map[string]any{}
+	require.NoError(t, yaml.Unmarshal([]byte(`metrics: {serviceMonitor: {enabled: true}}`), &vals))
+	install := action.NewInstall(&action.Configuration{})
+	install.DryRun, install.ClientOnly, install.ReleaseName, install.Namespace = true, true, releaseName, releaseNamespace
+	install.KubeVersion = kubeVersion
+	_, err = install.Run(ch, vals)
+	require.ErrorContains(t, err, "self-signed metrics certificate cannot be verified")
 }
 
 // TestChartRejectsBadValues: values.schema.json refuses a misspelt value

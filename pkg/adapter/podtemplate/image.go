@@ -3,44 +3,25 @@ package podtemplate
 import (
 	"regexp"
 	"strings"
+
+	"github.com/aibom-dev/aibom/pkg/imageref"
 )
 
 // ParseImage splits an image reference into its normalised repository, its
-// tag and its digest. The repository always carries a registry: a Docker Hub
-// reference is normalised to "docker.io/<namespace>/<name>", with "library"
-// added for official images, and "index.docker.io" or
+// tag and its digest: imageref.Parse, the parser the document and the
+// digest resolution use too. The repository always carries a registry: a
+// Docker Hub reference is normalised to "docker.io/<namespace>/<name>",
+// with "library" added for official images, and "index.docker.io" or
 // "registry-1.docker.io" rewritten to "docker.io"; the registry host is
-// lower-cased. The tag and digest are empty when absent.
+// lower-cased. The tag is empty when absent, the digest unless the
+// reference is pinned by a well-formed sha256 digest.
 //
 //	ParseImage("vllm/vllm-openai:v0.6.3") == ("docker.io/vllm/vllm-openai", "v0.6.3", "")
-//	ParseImage("nginx@sha256:abc…")      == ("docker.io/library/nginx", "", "sha256:abc…")
+//	ParseImage("nginx@sha256:<64 hex>")  == ("docker.io/library/nginx", "", "sha256:<64 hex>")
 //	ParseImage("nvcr.io/nim/meta/llama:1") == ("nvcr.io/nim/meta/llama", "1", "")
 func ParseImage(ref string) (repository, tag, digest string) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return "", "", ""
-	}
-	if i := strings.IndexByte(ref, '@'); i >= 0 {
-		ref, digest = ref[:i], ref[i+1:]
-	}
-	if i := strings.LastIndexByte(ref, ':'); i >= 0 && !strings.Contains(ref[i+1:], "/") {
-		ref, tag = ref[:i], ref[i+1:]
-	}
-	if ref == "" {
-		return "", tag, digest
-	}
-	domain, rest, found := strings.Cut(ref, "/")
-	if !found || !(strings.ContainsAny(domain, ".:") || domain == "localhost" || domain != strings.ToLower(domain)) {
-		domain, rest = "docker.io", ref
-	}
-	domain = strings.ToLower(domain)
-	if domain == "index.docker.io" || domain == "registry-1.docker.io" {
-		domain = "docker.io"
-	}
-	if domain == "docker.io" && !strings.Contains(rest, "/") {
-		rest = "library/" + rest
-	}
-	return domain + "/" + rest, tag, digest
+	r := imageref.Parse(ref)
+	return r.Repository, r.Tag, r.Digest
 }
 
 // versionTag accepts tags that read as a version: digits with at least one

@@ -31,7 +31,7 @@ func TestParseImage(t *testing.T) {
 		{"my.registry:5000/img", "my.registry:5000/img", "", ""},
 		{"  vllm/vllm-openai:latest\n", "docker.io/vllm/vllm-openai", "latest", ""},
 		{":tag", "", "tag", ""},
-		{"@sha256:abc", "", "", "sha256:abc"},
+		{"@sha256:abc", "", "", ""}, // a malformed digest is none
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/document"
+	"github.com/aibom-dev/aibom/pkg/imageref"
 )
 
 // PodContainerStatus is the part of a pod's container status (or init
@@ -40,37 +41,20 @@ type Pod struct {
 
 // ParseImage splits an image reference into its normalised repository
 // ("nginx" and "index.docker.io/library/nginx" both give
-// "docker.io/library/nginx"), its tag and its pinned sha256 digest. It is
-// document.ParseImage, which the document uses to name container components;
-// see there for the rules.
+// "docker.io/library/nginx"), its tag and its pinned sha256 digest: the
+// project's one parser, imageref.Parse, as the document uses it to name
+// container components.
 func ParseImage(ref string) (repository, tag, digest string) {
 	return document.ParseImage(ref)
 }
 
-// ParseImageID reads a container status imageID. It accepts
+// ParseImageID reads a container status imageID (imageref.ParseImageID):
 // "repo@sha256:<hex>", "docker-pullable://repo@sha256:<hex>", a bare
 // "sha256:<hex>" and "docker://sha256:<hex>". The repository is normalised
-// like ParseImage's, and is "" for the bare forms, which do not name one. ok is
-// false when imageID carries no well-formed sha256 digest.
+// like ParseImage's, and is "" for the bare forms, which do not name one. ok
+// is false when imageID carries no well-formed sha256 digest.
 func ParseImageID(imageID string) (repository, digest string, ok bool) {
-	s := strings.TrimSpace(imageID)
-	if rest, found := strings.CutPrefix(s, "docker-pullable://"); found {
-		s = rest
-	} else if rest, found := strings.CutPrefix(s, "docker://"); found {
-		s = rest
-	}
-	if document.IsDigest(s) {
-		return "", s, true
-	}
-	at := strings.LastIndexByte(s, '@')
-	if at <= 0 || !document.IsDigest(s[at+1:]) {
-		return "", "", false
-	}
-	repository, _, _ = ParseImage(s[:at])
-	if repository == "" {
-		return "", "", false
-	}
-	return repository, s[at+1:], true
+	return imageref.ParseImageID(imageID)
 }
 
 // observation is one pod container status that may carry c's digest.

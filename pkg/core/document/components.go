@@ -12,6 +12,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/imageref"
 )
 
 // This file turns findings into components: one component per identity, its
@@ -271,8 +272,9 @@ func containerFacts(in Input) ([]fact, error) {
 		})
 		first := ms[0]
 		image := strings.TrimSpace(first.c.Image)
-		repo, tag, _ := ParseImage(image)
-		invalid := image != "" && !ValidReference(image)
+		ref := imageref.Parse(image)
+		repo, tag := ref.Repository, ref.Tag
+		invalid := image != "" && !ref.Valid
 		name := repo
 		if name == "" || invalid {
 			// An image that is no valid reference ("<image>") is named as

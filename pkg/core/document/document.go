@@ -3,7 +3,6 @@ package document
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
+	"github.com/google/uuid"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
@@ -441,7 +441,7 @@ func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) (
 	if err != nil {
 		return nil, err
 	}
-	bom.SerialNumber = "urn:uuid:" + uuidV5(serialNamespace, unsigned)
+	bom.SerialNumber = "urn:uuid:" + uuid.NewSHA1(serialNamespace, unsigned).String()
 	return marshal(bom)
 }
 
@@ -567,27 +567,6 @@ func marshal(bom *cdx.BOM) ([]byte, error) {
 }
 
 // serialNamespace is the UUID namespace of serial numbers: the version-5 UUID
-// of this project's URL in the RFC 4122 URL namespace.
-var serialNamespace = func() [16]byte {
-	nsURL := [16]byte{0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
-	return uuidV5Bytes(nsURL, []byte("https://github.com/aibom-dev/aibom#serialNumber"))
-}()
-
-// uuidV5 formats the RFC 4122 version-5 (SHA-1, name-based) UUID of name in
-// namespace ns.
-func uuidV5(ns [16]byte, name []byte) string {
-	u := uuidV5Bytes(ns, name)
-	h := hex.EncodeToString(u[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-func uuidV5Bytes(ns [16]byte, name []byte) [16]byte {
-	h := sha1.New()
-	h.Write(ns[:])
-	h.Write(name)
-	var u [16]byte
-	copy(u[:], h.Sum(nil))
-	u[6] = u[6]&0x0f | 0x50 // version 5
-	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-	return u
-}
+// of this project's URL in the RFC 4122 URL namespace
+// (4ccb2dc5-5d15-5a97-a7a7-37f7799e829f).
+var serialNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/aibom-dev/aibom#serialNumber"))

@@ -80,3 +80,20 @@ func TestDiffFolderAgainstCluster(t *testing.T) {
 	require.Equal(t, cli.DiffDifferent, code)
 	require.True(t, strings.HasPrefix(stdout, "{\n  \"different\": true,"), stdout)
 }
+
+// -n completes the namespaces of a real API server, those the typed
+// prefix names, whatever their opt-in label.
+func TestNamespaceCompletionAgainstCluster(t *testing.T) {
+	in, out := newNamespace(t, true), newNamespace(t, false)
+	code, stdout, stderr := runCLI("__complete", "scan", "--kubeconfig", kubeconfig, "-n", "")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Equal(t, ":4", lines[len(lines)-1], "no file completion")
+	require.Contains(t, lines, in)
+	require.Contains(t, lines, out)
+	require.Contains(t, lines, "kube-system")
+
+	code, stdout, stderr = runCLI("__complete", "export", "--kubeconfig", kubeconfig, "--namespace", in)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	require.Equal(t, in+"\n:4\n", stdout)
+}
