@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -114,6 +115,9 @@ func qualify(t *testing.T, q *qualification) *row {
 
 	// A background delete: the collector deletes the children, whose
 	// controller reference dangles meanwhile; no AIBOM for any.
+	for _, rt := range q.roots {
+		waitCollectorKnows(t, sampleOf(objs, rt))
+	}
 	before := controller.Requests.Snapshot()
 	for _, rt := range q.roots {
 		obj := &unstructured.Unstructured{}
@@ -122,17 +126,25 @@ func qualify(t *testing.T, q *qualification) *row {
 		obj.SetName(rt.name)
 		require.NoError(t, env.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	}
+	t.Logf("%s: deleted the roots", time.Now().Format(time.StampMilli))
 	var left []string
+	seen := map[string]bool{} // the AIBOMs seen while the collector works
 	require.Eventually(t, func() bool {
 		if _, err := runPods(ctx, ns, q.finish); err != nil && !isConflict(err) {
 			require.NoError(t, err)
 		}
 		left = leftovers(t, ns, objs, q.roots)
+		for _, a := range aibomSubjects(t, ns) {
+			if !seen[a] {
+				seen[a] = true
+				t.Logf("%s: AIBOM of %s appeared while deleting; left: %v", time.Now().Format(time.StampMilli), a, left)
+			}
+		}
 		return len(left) == 0
 	}, eventually, tick, "the collector deletes every pod and the controller every AIBOM in %s; left: %v", ns, &left)
 	require.NoError(t, controller.WaitSettled(3*time.Second, eventually))
 	since := controller.Requests.Since(before)
-	require.Zero(t, since["POST aiboms"], "no AIBOM for a child of a deleted owner: %v", harness.Writes(since))
+	require.Zero(t, since["POST aiboms"], "no AIBOM for a child of a deleted owner: %v; AIBOMs seen meanwhile: %v", harness.Writes(since), seen)
 	require.Equal(t, len(q.roots), since["DELETE aiboms"], "the roots' AIBOMs and nothing else: %v", harness.Writes(since))
 	requireConservation(t, ns)
 	r.pass("delete")
@@ -346,8 +358,56 @@ func leftovers(t testing.TB, ns string, objs []*unstructured.Unstructured, roots
 	for _, p := range pods.Items {
 		out = append(out, fmt.Sprintf("Pod %s (finalizers %v)", p.Name, p.Finalizers))
 	}
+	var jobs batchv1.JobList
+	require.NoError(t, env.Client.List(ctx, &jobs, client.InNamespace(ns)))
+	for _, j := range jobs.Items {
+		var refs []string
+		for _, r := range j.OwnerReferences {
+			refs = append(refs, r.Kind+"/"+r.Name)
+		}
+		out = append(out, fmt.Sprintf("Job %s (owners %v, finalizers %v, deleting %v)", j.Name, refs, j.Finalizers, j.DeletionTimestamp != nil))
+	}
 	for _, a := range aibomSubjects(t, ns) {
 		out = append(out, "AIBOM of "+a)
 	}
 	return out
+}
+
+func sampleOf(objs []*unstructured.Unstructured, rt root) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() == rt.gk && o.GetName() == rt.name {
+			return o
+		}
+	}
+	panic("no sample object " + rt.gk.String() + " " + rt.name)
+}
+
+// waitCollectorKnows waits until kube-controller-manager's garbage
+// collector watches the kind of sample. It discovers the kinds of new CRDs
+// at its periodic sync (every 30s); until then it does not see an owner of
+// that kind go, and the children of a deleted owner dangle for as long
+// (longer than the controller's grace, so that they would report on their
+// own: a known limit when an owner is deleted within about 30s of its
+// CRD's creation). The probe: a copy of the sample in a namespace the
+// controller does not watch, owning a ConfigMap; once the collector
+// deletes the ConfigMap after the probe's deletion, it knows the kind.
+func waitCollectorKnows(t testing.TB, sample *unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	const ns = "gc-probe"
+	ensureNamespace(t, ns)
+	probe := sample.DeepCopy()
+	probe.SetNamespace(ns)
+	probe.SetName(fmt.Sprintf("probe-%d", time.Now().UnixNano()%1e9))
+	require.NoError(t, env.Client.Create(ctx, probe))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: probe.GetName(), Namespace: ns, OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: probe.GetAPIVersion(), Kind: probe.GetKind(), Name: probe.GetName(), UID: probe.GetUID()}}}}
+	require.NoError(t, env.Client.Create(ctx, cm))
+	require.NoError(t, env.Client.Delete(ctx, probe, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	start := time.Now()
+	require.Eventually(t, func() bool {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+		return err != nil && client.IgnoreNotFound(err) == nil
+	}, 2*eventually, tick, "the garbage collector learns the kind %s", sample.GroupVersionKind())
+	t.Logf("the garbage collector knows %s (after %s)", sample.GroupVersionKind().Kind, time.Since(start).Round(time.Second))
 }
