@@ -43,8 +43,8 @@ spec:
 func TestJobSet(t *testing.T) {
 	startOperator(t, jobsetOperator)
 	qualify(t, &qualification{
-		op:      jobsetOperator,
-		extra:   jobsetSample,
+		op:    jobsetOperator,
+		extra: jobsetSample,
 		roots: []root{{
 			gk:      schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"},
 			name:    "pytorch",
