@@ -65,6 +65,10 @@ type operator struct {
 	// turned off) makes its serving certificate and injects the CA into
 	// the configurations; otherwise the suite makes them.
 	ownCerts bool
+	// secret is the (empty) Secret an operator's rotator keeps its
+	// certificates in; its manifests create it, and mount it at
+	// secretDir (the suite writes its keys there, as a kubelet would).
+	secret, secretDir string
 	// args returns the command line; config files go into r.dir.
 	args func(t testing.TB, p *process) []string
 }
@@ -157,6 +161,9 @@ func (o *operator) installCRDs(t testing.TB) []string {
 			require.NoError(t, err)
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			require.NoError(t, yaml.Unmarshal(data, crd), f)
+			if crd.Kind != "CustomResourceDefinition" {
+				continue // a kustomization.yaml beside them
+			}
 			// The conversion webhooks kustomize would wire are not
 			// needed: every CRD here serves one version.
 			crd.Spec.Conversion = nil
@@ -213,6 +220,12 @@ func (o *operator) start(t testing.TB) *process {
 			return err == nil
 		}, eventually, tick, "webhook Service %s/%s", o.namespace, o.service)
 		p.configurations = o.webhookConfigurations(t, p)
+		if o.secret != "" {
+			err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: o.secret, Namespace: o.namespace}})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				require.NoError(t, err)
+			}
+		}
 	}
 	kubeconfig := writeKubeconfig(t, dir, "aibom-qualify:"+o.name)
 	logPath := filepath.Join(dir, o.name+".log")
@@ -230,11 +243,18 @@ func (o *operator) start(t testing.TB) *process {
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
+			kept := filepath.Join(os.TempDir(), "aibom-qualify-"+o.name+".log")
+			if data, err := os.ReadFile(logPath); err == nil && os.WriteFile(kept, data, 0o600) == nil {
+				t.Logf("%s log: %s", o.name, kept)
+			}
 			t.Logf("%s log (last 6000 bytes):\n%s", o.name, p.tail(6000))
 		}
 	})
 	for _, c := range p.configurations {
 		require.NoError(t, env.Client.Create(ctx, c), "webhook configuration %s", c.GetName())
+	}
+	if o.secret != "" {
+		go p.mountSecret(t)
 	}
 	if o.webhooks != "" {
 		p.waitServing(t)
@@ -353,12 +373,20 @@ func (p *process) Stop() {
 	})
 }
 
+// tail returns the operator's error lines (the first 20) and the last n
+// bytes of its log.
 func (p *process) tail(n int) string {
 	data, _ := os.ReadFile(p.log.Name())
+	var errs []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if len(errs) < 20 && (strings.Contains(l, `"level":"error"`) || strings.Contains(l, "\tERROR\t") || strings.HasPrefix(l, "E1") || strings.Contains(l, "panic")) {
+			errs = append(errs, l)
+		}
+	}
 	if len(data) > n {
 		data = data[len(data)-n:]
 	}
-	return string(data)
+	return "errors:\n" + strings.Join(errs, "\n") + "\n...\n" + string(data)
 }
 
 // writeKubeconfig writes the kubeconfig of a system:masters user of the
@@ -440,4 +468,31 @@ func (o *operator) samples(t testing.TB, paths ...string) []*unstructured.Unstru
 		out = append(out, objs...)
 	}
 	return out
+}
+
+// mountSecret writes the keys of the operator's certificate Secret as files
+// into its secretDir whenever they change, as the kubelet updates a
+// mounted Secret, until the process ends.
+func (p *process) mountSecret(t testing.TB) {
+	o := p.op
+	written := map[string]string{}
+	for p.Running() {
+		sec := &corev1.Secret{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: o.namespace, Name: o.secret}, sec); err == nil {
+			for k, v := range sec.Data {
+				if written[k] == string(v) {
+					continue
+				}
+				if err := os.MkdirAll(o.secretDir, 0o700); err != nil {
+					t.Errorf("mount %s: %v", o.secret, err)
+					return
+				}
+				tmp := filepath.Join(o.secretDir, "."+k+".tmp")
+				if err := os.WriteFile(tmp, v, 0o600); err == nil && os.Rename(tmp, filepath.Join(o.secretDir, k)) == nil {
+					written[k] = string(v)
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

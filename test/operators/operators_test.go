@@ -69,7 +69,7 @@ var trainerOperator = &operator{
 	// Its certificate rotator cannot be turned off: it signs for the
 	// Service's name, writes into /tmp/k8s-webhook-server/serving-certs
 	// and injects its CA into validator.trainer.kubeflow.org.
-	ownCerts: true,
+	ownCerts: true, secret: "kubeflow-trainer-webhook-cert", secretDir: "/tmp/k8s-webhook-server/serving-certs",
 	args: func(t testing.TB, p *process) []string {
 		return []string{"--metrics-bind-address=0", "--health-probe-bind-address=0", fmt.Sprintf("--webhook-server-port=%d", p.port)}
 	},
