@@ -21,8 +21,8 @@ func TestKubeRay(t *testing.T) {
 			op:      kuberayOperator,
 			samples: []string{"config/samples/ray-job.sample.yaml"},
 			roots: []root{{
-				gk:              schema.GroupKind{Group: "ray.io", Kind: "RayJob"},
-				name:            "rayjob-sample",
+				gk:      schema.GroupKind{Group: "ray.io", Kind: "RayJob"},
+				name:    "rayjob-sample",
 				owned:   []string{"RayCluster.ray.io/rayjob-sample-*", "Job.batch/rayjob-sample"},
 				runtime: "ray",
 				// A batch job: Ray, not Ray Serve.

@@ -55,7 +55,10 @@ type qualification struct {
 	// runtimes but no TrainJob), applied after them.
 	samples []string
 	extra   string
-	roots   []root
+	// extraSource says where the extra objects come from (for
+	// docs/compatibility.md).
+	extraSource string
+	roots       []root
 	// finish: pods that run to completion (initializer Jobs).
 	finish func(*corev1.Pod) bool
 }
@@ -99,7 +102,7 @@ func qualify(t *testing.T, q *qualification) *row {
 
 	apply(t, ns, objs)
 	got := waitDocuments(t, ns, q)
-	r.observe(got)
+	r.observe(got, ownerChains(t, ns))
 	requireConservation(t, ns)
 	r.pass("roots", "chain", "runtime/model", "digests", "crd-after-start")
 
@@ -154,7 +157,30 @@ func qualify(t *testing.T, q *qualification) *row {
 	waitDocuments(t, ns, q)
 	requireConservation(t, ns)
 	r.pass("re-create")
+
+	// Nothing left behind for the next operator's test.
+	deleteRoots(t, ns, objs, q.roots)
 	return r
+}
+
+// deleteRoots deletes the roots (background) and waits until their
+// children, pods and AIBOMs are gone.
+func deleteRoots(t testing.TB, ns string, objs []*unstructured.Unstructured, roots []root) {
+	t.Helper()
+	ctx := context.Background()
+	for _, rt := range roots {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvkOf(objs, rt.gk))
+		obj.SetNamespace(ns)
+		obj.SetName(rt.name)
+		require.NoError(t, client.IgnoreNotFound(env.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))))
+	}
+	var left []string
+	require.Eventually(t, func() bool {
+		_, _ = runPods(ctx, ns, nil)
+		left = leftovers(t, ns, objs, roots)
+		return len(left) == 0
+	}, eventually, tick, "%s cleaned up; left: %v", ns, &left)
 }
 
 func gvkOf(objs []*unstructured.Unstructured, gk schema.GroupKind) schema.GroupVersionKind {
@@ -410,4 +436,42 @@ func waitCollectorKnows(t testing.TB, sample *unstructured.Unstructured) {
 		return err != nil && client.IgnoreNotFound(err) == nil
 	}, 2*eventually, tick, "the garbage collector learns the kind %s", sample.GroupVersionKind())
 	t.Logf("the garbage collector knows %s (after %s)", sample.GroupVersionKind().Kind, time.Since(start).Round(time.Second))
+}
+
+// ownerChains follows the controller references of every pod of ns up to
+// the object without one, and returns the distinct chains of kinds, e.g.
+// "LeaderWorkerSet -> StatefulSet -> Pod -> StatefulSet -> Pod", as the
+// operators and Kubernetes' controllers built them.
+func ownerChains(t testing.TB, ns string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var pods corev1.PodList
+	require.NoError(t, env.Client.List(ctx, &pods, client.InNamespace(ns)))
+	seen := map[string]bool{}
+	var out []string
+	for i := range pods.Items {
+		var obj metav1.Object = &pods.Items[i]
+		chain := []string{"Pod"}
+		for depth := 0; depth < 10; depth++ {
+			ref := metav1.GetControllerOf(obj)
+			if ref == nil {
+				break
+			}
+			chain = append([]string{ref.Kind}, chain...)
+			owner := &unstructured.Unstructured{}
+			owner.SetAPIVersion(ref.APIVersion)
+			owner.SetKind(ref.Kind)
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, owner); err != nil {
+				break
+			}
+			obj = owner
+		}
+		c := strings.Join(chain, " → ")
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -27,6 +27,8 @@ type row struct {
 	operator, module, version string
 	samples                   []string
 	roots                     []string // "Kind name: owned summary"
+	chains                    []string
+	components                []string
 	runtimes                  []string
 	models                    []string
 	digests                   []string
@@ -44,6 +46,9 @@ func (s *resultSet) row(q *qualification) *row {
 	}
 	r.version = moduleVersion(q.op)
 	r.samples = append(r.samples, q.samples...)
+	if q.extraSource != "" {
+		r.samples = append(r.samples, q.extraSource)
+	}
 	return r
 }
 
@@ -66,9 +71,14 @@ func (r *row) note(s string) {
 // observe records the documents of a steady state: the roots with the
 // kinds they own, the runtime and models of each, and the images with the
 // pods running their digests.
-func (r *row) observe(got map[string]observed) {
+func (r *row) observe(got map[string]observed, chains []string) {
 	results.mu.Lock()
 	defer results.mu.Unlock()
+	for _, c := range chains {
+		if !contains(r.chains, c) {
+			r.chains = append(r.chains, c)
+		}
+	}
 	keys := make([]string, 0, len(got))
 	for k := range got {
 		keys = append(keys, k)
@@ -101,6 +111,19 @@ func (r *row) observe(got map[string]observed) {
 			models = []string{"none"}
 		}
 		r.models = append(r.models, fmt.Sprintf("%s: %s", name, strings.Join(models, ", ")))
+		var comps []string
+		for _, c := range []struct {
+			what string
+			l    []string
+		}{{"applications", o.view.Applications}, {"frameworks", o.view.Frameworks}, {"data", o.view.Data}} {
+			if len(c.l) > 0 {
+				comps = append(comps, c.what+" "+strings.Join(c.l, ", "))
+			}
+		}
+		if len(comps) == 0 {
+			comps = []string{"none"}
+		}
+		r.components = append(r.components, fmt.Sprintf("%s: %s", name, strings.Join(comps, "; ")))
 		var dg []string
 		for c, l := range o.view.Running {
 			for _, e := range l {
@@ -157,6 +180,7 @@ What each check means:
 - Conservation (every workload in exactly one document) holds after each step.
 
 `)
+	fmt.Fprintf(&b, "Kubernetes tested: %s (kube-apiserver, kube-controller-manager), etcd v3.7.3.\n\n", kubernetes)
 	b.WriteString("| Operator | Module | Version | Samples | Checks passed |\n|---|---|---|---|---|\n")
 	names := make([]string, 0, len(s.rows))
 	for n := range s.rows {
@@ -183,9 +207,11 @@ What each check means:
 			}
 			b.WriteString("\n")
 		}
-		section("Roots and the children they own", r.roots)
+		section("Roots and the children they own (`status.absorbed`)", r.roots)
+		section("Controller chains from each pod up (as the operator and Kubernetes' controllers built them)", r.chains)
 		section("Runtime", r.runtimes)
 		section("Models", r.models)
+		section("Applications, frameworks and data", r.components)
 		section("Running digests (container: pods)", r.digests)
 		if len(r.notes) > 0 {
 			section("Notes", r.notes)
@@ -197,6 +223,10 @@ What each check means:
 func code(l []string) string {
 	out := make([]string, len(l))
 	for i, s := range l {
+		if strings.Contains(s, " ") {
+			out[i] = s // a description, not a path
+			continue
+		}
 		out[i] = "`" + s + "`"
 	}
 	return strings.Join(out, "<br>")

@@ -40,10 +40,11 @@ func TestKubeflowTrainer(t *testing.T) {
 	startOperator(t, jobsetOperator)
 	startOperator(t, trainerOperator)
 	qualify(t, &qualification{
-		op:      trainerOperator,
-		samples: []string{"manifests/base/runtimes/torchtune/llama3_2/llama3_2_1B.yaml"},
-		extra:   trainJob,
-		finish:  initializer,
+		op:          trainerOperator,
+		samples:     []string{"manifests/base/runtimes/torchtune/llama3_2/llama3_2_1B.yaml"},
+		extra:       trainJob,
+		extraSource: "a TrainJob naming that runtime, written by the suite (the module ships runtimes, no TrainJob)",
+		finish:      initializer,
 		roots: []root{{
 			gk:   schema.GroupKind{Group: "trainer.kubeflow.org", Kind: "TrainJob"},
 			name: "tune-llama",
