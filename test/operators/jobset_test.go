@@ -43,8 +43,9 @@ spec:
 func TestJobSet(t *testing.T) {
 	startOperator(t, jobsetOperator)
 	qualify(t, &qualification{
-		op:    jobsetOperator,
-		extra: jobsetSample,
+		op:          jobsetOperator,
+		extra:       jobsetSample,
+		extraSource: "a PyTorch JobSet written by the suite (the module's only sample, config/samples/batch_v1alpha2_jobset.yaml, is an empty scaffold)",
 		roots: []root{{
 			gk:      schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"},
 			name:    "pytorch",
