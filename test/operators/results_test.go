@@ -179,6 +179,23 @@ What each check means:
 - **crd-after-start**: the operator's CRDs were created while the controller ran.
 - Conservation (every workload in exactly one document) holds after each step.
 
+How the operators run here: LeaderWorkerSet and JobSet with their internal
+certificate management off and the suite's certificate (both would write
+into the same fixed directory otherwise); the Trainer's certificate rotator,
+which cannot be turned off, with its Secret written into its fixed
+directory as a kubelet mounts it; KubeRay with its webhooks off (its
+default). The webhook configurations are the operators' own kustomize
+output (resources and JSON patches), pointed at an ExternalName Service
+of the name the certificate is for, resolving to localhost.
+
+Known limit seen: kube-controller-manager's garbage collector discovers the
+kinds of new CRDs at its periodic sync (every 30 s). An owner deleted
+before then leaves its children dangling for up to that long, past the
+controller's 30 s grace, and they then report on their own until the
+collector deletes them (measured with JobSet: the Job's AIBOM written 30 s
+after the JobSet's deletion). The delete check therefore starts once the
+collector has deleted a probe's dependent of the same kind.
+
 `)
 	fmt.Fprintf(&b, "Kubernetes tested: %s (kube-apiserver, kube-controller-manager), etcd v3.7.3.\n\n", kubernetes)
 	b.WriteString("| Operator | Module | Version | Samples | Checks passed |\n|---|---|---|---|---|\n")
