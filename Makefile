@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?=
 VERSION := $(shell cat VERSION)
 LDFLAGS := -X github.com/aibom-dev/aibom/internal/version.Version=$(VERSION)
 
-.PHONY: all tools generate verify-generated build print-version tidy image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo dev scale clean
+.PHONY: all tools operators qualify compatibility generate verify-generated build print-version tidy image image-sbom image-verify chart-lint release-test lint fuzz-short test corpus demo dev scale clean
 
 all: build
 
@@ -72,6 +72,20 @@ test: tools lint verify-generated fuzz-short ## Run all tests (unit and envtest 
 	go test $(GO_TEST_FLAGS) ./... && cd examples/ollama && go test $(GO_TEST_FLAGS) ./...
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) release-test
+
+operators: ## Build the real operators of the qualification (hack/operators/*) into bin/operators/ from the Go module proxy; each rebuilt only when its go.mod/go.sum changes
+	@hack/build-operators.sh
+
+# The qualification against the real operators (test/operators,
+# docs/compatibility.md).
+QUALIFY_FLAGS ?=
+
+qualify: tools operators ## Run LeaderWorkerSet, JobSet, KubeRay and Kubeflow Trainer (pinned, built from the module proxy) with kube-controller-manager and the controller; check their samples' documents and docs/compatibility.md
+	go vet -tags qualify ./test/operators
+	go test -tags qualify -count=1 -timeout 30m $(QUALIFY_FLAGS) ./test/operators
+
+compatibility: tools operators ## Rewrite docs/compatibility.md from a qualification run
+	go test -tags qualify -count=1 -timeout 30m ./test/operators -update
 
 # The corpus of real manifests and what a careful reader names in each
 # (expected.tsv); see internal/corpus.
