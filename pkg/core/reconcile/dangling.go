@@ -81,6 +81,12 @@ func (r *Reconciler) settleDangling(ctx context.Context, gk schema.GroupKind, ob
 	if grace <= 0 {
 		return walk.Settle(), 0
 	}
+	if obj.GetDeletionTimestamp() != nil {
+		// Being deleted (a pod its kubelet has not confirmed gone, an
+		// object held by a finalizer): it goes, and never reports on its
+		// own in the meantime, however long that takes.
+		return walk, grace
+	}
 	now := r.now()
 	r.dangling.mu.Lock()
 	if r.dangling.since == nil {

@@ -8,6 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
@@ -135,4 +136,27 @@ func TestDanglingOwnerWithoutGrace(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, res.RequeueAfter)
 	require.Equal(t, coretest.Ns, f.aibom(t).Namespace)
+}
+
+// An object being deleted (a terminating pod, an object held by a finalizer)
+// whose owner is gone never reports on its own, however long its deletion
+// takes: it goes.
+func TestDanglingOwnerOfAnObjectBeingDeletedNeverExpires(t *testing.T) {
+	ctx := context.Background()
+	f := newReconcilerFixture(t, 0)
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.r.Now = func() time.Time { return clock }
+	f.r.DanglingGrace = 30 * time.Second
+	w := widgetObj("graph", "uid-graph", widgetObj("gone", "uid-gone", nil))
+	now := metav1.NewTime(clock)
+	w.SetDeletionTimestamp(&now)
+	w.SetFinalizers([]string{"example.com/hold"})
+	f.r.Store = graph.NewMemoryStore([]client.Object{w})
+	for i := 0; i < 3; i++ {
+		res, err := f.r.Reconcile(ctx, f.req)
+		require.NoError(t, err)
+		require.Positive(t, res.RequeueAfter)
+		require.True(t, apierrors.IsNotFound(f.client.Get(ctx, f.key, &v1alpha1.AIBOM{})))
+		clock = clock.Add(time.Hour)
+	}
 }
