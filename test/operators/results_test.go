@@ -190,11 +190,11 @@ of the name the certificate is for, resolving to localhost.
 
 Known limit seen: kube-controller-manager's garbage collector discovers the
 kinds of new CRDs at its periodic sync (every 30 s). An owner deleted
-before then leaves its children dangling for up to that long, past the
-controller's 30 s grace, and they then report on their own until the
-collector deletes them (measured with JobSet: the Job's AIBOM written 30 s
-after the JobSet's deletion). The delete check therefore starts once the
-collector has deleted a probe's dependent of the same kind.
+before then leaves its children dangling for up to that long (measured
+with JobSet, when the controller's grace was 30 s: the Job's AIBOM written
+30 s after the JobSet's deletion); the grace is now a minute
+(--dangling-owner-grace) for that reason. The delete check still starts
+once the collector has deleted a probe's dependent of the same kind.
 
 `)
 	fmt.Fprintf(&b, "Kubernetes tested: %s (kube-apiserver, kube-controller-manager), etcd v3.7.3.\n\n", kubernetes)
