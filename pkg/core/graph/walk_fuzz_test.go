@@ -326,12 +326,14 @@ func oracleGenericRoot(reg *graph.Registry, store graph.Store, obj client.Object
 		if hop > graph.MaxWalkDepth {
 			return nil
 		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || gv.Version == "" {
-			return top // a malformed reference ends the chain below it
-		}
-		e, ok := reg.Lookup(schema.GroupKind{Group: gv.Group, Kind: ref.Kind})
+		e, ok := reg.Lookup(graph.RefGroupKind(ref))
 		if !ok {
+			if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Version == "" {
+				// A malformed reference to a kind no adapter declares ends
+				// the chain below it (one to a registered kind is followed
+				// by its group and kind, as the closure matches it).
+				return top
+			}
 			return &graph.Owner{UID: string(ref.UID), Unread: true, Generic: true}
 		}
 		owner, err := store.Get(context.Background(), e, obj.GetNamespace(), ref.Name)
