@@ -52,7 +52,9 @@ func Parse(ref string) Reference {
 		return Reference{}
 	}
 	named, err := reference.ParseNormalizedNamed(s)
-	if err != nil {
+	if err != nil || reference.Domain(named) == "" {
+		// Refused, or read with no registry at all (a first segment that
+		// looks like a host but is none, "0_0.o/n"): split leniently.
 		return lenient(s)
 	}
 	r := Reference{Repository: normalise(reference.Domain(named), reference.Path(named)), Valid: true}

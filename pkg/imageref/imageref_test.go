@@ -94,10 +94,13 @@ func FuzzParse(f *testing.F) {
 			require.True(t, IsDigest(r.Digest), "%q: digest %q", s, r.Digest)
 		}
 		if r.Valid {
-			again := Parse(r.Repository)
-			require.True(t, again.Valid, "%q: repository %q", s, r.Repository)
 			host, _, _ := strings.Cut(r.Repository, "/")
 			if strings.ContainsAny(host, ".:") || host == "localhost" {
+				// A host told by its upper case alone reads, lower-cased,
+				// as a Docker Hub namespace: longer, it may pass the
+				// grammar's length limit, so only the others are checked.
+				again := Parse(r.Repository)
+				require.True(t, again.Valid, "%q: repository %q", s, r.Repository)
 				require.Equal(t, r.Repository, again.Repository, "%q", s)
 			}
 		}
