@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/pkg/core/document"
@@ -70,7 +71,7 @@ func runPods(ctx context.Context, ns string, finish func(*corev1.Pod) bool) (int
 		for _, c := range p.Spec.Containers {
 			repo, _, _ := document.ParseImage(c.Image)
 			st := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: repo + "@sha256:" + imageDigest(c.Image),
-				Ready: !done, Started: ptrTo(!done),
+				Ready: !done, Started: ptr.To(!done),
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
 			if done {
 				st.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}
@@ -95,5 +96,3 @@ func runPods(ctx context.Context, ns string, finish func(*corev1.Pod) bool) (int
 	}
 	return n, nil
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -114,22 +115,12 @@ func gone(t *testing.T, ns string, lists ...client.ObjectList) {
 	require.Eventually(t, func() bool {
 		for _, l := range lists {
 			require.NoError(t, env.Client.List(context.Background(), l, client.InNamespace(ns)))
-			if items, _ := metaItems(l); items > 0 {
+			if meta.LenList(l) > 0 {
 				return false
 			}
 		}
 		return true
 	}, eventually, tick, "the garbage collector deletes the dependents in %s", ns)
-}
-
-func metaItems(l client.ObjectList) (int, error) {
-	switch v := l.(type) {
-	case *corev1.PodList:
-		return len(v.Items), nil
-	case *unstructured.UnstructuredList:
-		return len(v.Items), nil
-	}
-	return 0, fmt.Errorf("unexpected list %T", l)
 }
 
 func list(apiVersion, kind string) *unstructured.UnstructuredList {
