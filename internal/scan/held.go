@@ -35,9 +35,10 @@ func hold(reg *graph.Registry, u *unstructured.Unstructured) *heldObject {
 	if e, ok := reg.Lookup(gk); !ok || e.Generic() {
 		return nil
 	}
+	id := identity(u)
 	rest := make(map[string]any, len(u.Object))
 	for k, v := range u.Object {
-		if !identityField[k] {
+		if _, inID := id.Object[k]; !inID {
 			rest[k] = v
 		}
 	}
@@ -45,10 +46,8 @@ func hold(reg *graph.Registry, u *unstructured.Unstructured) *heldObject {
 	if err != nil {
 		return nil // a value JSON cannot hold: kept decoded
 	}
-	return &heldObject{Unstructured: *identity(u), rest: c}
+	return &heldObject{Unstructured: *id, rest: c}
 }
-
-var identityField = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}
 
 // Inflate implements graph.Inflater: the whole object, a new one each time.
 func (h *heldObject) Inflate() (client.Object, error) {
