@@ -475,7 +475,9 @@ type RequestCounter struct {
 // Done was caused, or at least preceded, by that response.
 type Request struct {
 	// Key is "VERB resource", as counted.
-	Key        string
+	Key string
+	// Path is the request's URL path (it names the namespace and object).
+	Path       string
 	Sent, Done uint64
 	// Status is the HTTP status, 0 when the request failed without one.
 	Status int
@@ -530,7 +532,7 @@ func (c *RequestCounter) record(req *http.Request) *Request {
 	}
 	c.counts[key]++
 	c.seq++
-	entry := &Request{Key: key, Sent: c.seq, At: time.Now()}
+	entry := &Request{Key: key, Path: req.URL.Path, Sent: c.seq, At: time.Now()}
 	c.log = append(c.log, entry)
 	return entry
 }
