@@ -191,11 +191,12 @@ type AIBOMConfigSpec struct {
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$`
 	// +kubebuilder:validation:items:MaxLength=63
 	Adapters []string `json:"adapters,omitempty"`
-	// MaxInlineDocumentBytes is the inline cap of status.document (1024 to
+	// MaxInlineDocumentBytes is the inline cap of status.document (8192 to
 	// 1048576; default --max-document-bytes). A larger document is reduced,
-	// or, once a sink holds it, replaced by a reference.
+	// or, once a sink holds it, replaced by a reference. 8192 is the
+	// smallest cap every workload's document fits.
 	// +optional
-	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Minimum=8192
 	// +kubebuilder:validation:Maximum=1048576
 	MaxInlineDocumentBytes *int32 `json:"maxInlineDocumentBytes,omitempty"`
 	// Sinks receive every document written and, where they have a notion

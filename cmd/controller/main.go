@@ -119,8 +119,8 @@ func run() error {
 	if report != "ai" && report != "all" {
 		return fmt.Errorf("--report=%q: must be \"ai\" or \"all\"", report)
 	}
-	if maxDocBytes < 1024 || maxDocBytes > maxInlineDocument {
-		return fmt.Errorf("--max-document-bytes=%d: must be between 1024 and %d, so that the AIBOM object stays under etcd's object size limit", maxDocBytes, maxInlineDocument)
+	if maxDocBytes < document.MinMaxBytes || maxDocBytes > maxInlineDocument {
+		return fmt.Errorf("--max-document-bytes=%d: must be between %d (the smallest cap every workload's document fits) and %d (so that the AIBOM object stays under etcd's object size limit)", maxDocBytes, document.MinMaxBytes, maxInlineDocument)
 	}
 	enabled, err := intree.Select(adapters)
 	if err != nil {

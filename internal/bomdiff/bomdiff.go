@@ -171,7 +171,10 @@ func workload(d bom) (Workload, error) {
 				}
 			}
 			for _, p := range c.Properties {
-				if strings.HasPrefix(p.Name, "aibom.digest.running.") && !strings.HasSuffix(p.Name, ".pods") {
+				// Other running digests; "aibom.digest.running." is how
+				// documents before 0.2 listed every one.
+				if (strings.HasPrefix(p.Name, "aibom.digest.other.") || strings.HasPrefix(p.Name, "aibom.digest.running.")) &&
+					!strings.HasSuffix(p.Name, ".pods") && !strings.HasSuffix(p.Name, ".omitted") {
 					digests.add(ref, p.Value)
 				}
 			}

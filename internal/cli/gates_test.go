@@ -44,7 +44,7 @@ func TestExitCodeFailOn(t *testing.T) {
 	}{
 		{"pinned, model and runtime known", good, "all", ExitOK, ""},
 		{"image by tag only", workload("tag", "vllm/vllm-openai:v0.6.3", "--model", "org/m"), "image-unpinned", 5,
-			"finding: image-unpinned: Deployment.apps default/tag: image vllm/vllm-openai:v0.6.3 is not pinned by digest\n"},
+			"finding: image-unpinned: Deployment.apps default/tag: image docker.io/vllm/vllm-openai:v0.6.3 is not pinned by digest\n"},
 		{"image by tag only, other condition", workload("tag", "vllm/vllm-openai:v0.6.3", "--model", "org/m"), "model-unresolved", ExitOK, ""},
 		{"no model", workload("nomodel", "vllm/vllm-openai:v0.6.3@"+pinned), "model-unresolved", 5,
 			"finding: model-unresolved: Deployment.apps default/nomodel: no model found\n"},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aibom-dev/aibom/internal/scan"
+	"github.com/aibom-dev/aibom/pkg/core/document"
 )
 
 // scanOutputs are the values of scan's --output, but for jsonpath=TEMPLATE.
@@ -131,8 +132,8 @@ func checkReport(report string, maxDocBytes int) error {
 	if report != "ai" && report != "all" {
 		return fmt.Errorf("--report must be ai or all, not %q", report)
 	}
-	if maxDocBytes < 0 {
-		return errors.New("--max-document-bytes must not be negative")
+	if maxDocBytes < 0 || (maxDocBytes > 0 && maxDocBytes < document.MinMaxBytes) {
+		return fmt.Errorf("--max-document-bytes=%d: must be 0 (no cap) or at least %d, the smallest cap every workload's document fits", maxDocBytes, document.MinMaxBytes)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
+	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/pkg/core/watch"
 	"github.com/aibom-dev/aibom/pkg/sink"
@@ -247,7 +248,9 @@ func (c *Controller) evaluate(ctx context.Context, obj *v1alpha1.AIBOMConfig) (r
 		slices.Sort(cfg.Adapters)
 	}
 	if m := obj.Spec.MaxInlineDocumentBytes; m != nil {
-		cfg.MaxDocumentBytes = int(*m)
+		// A value stored before the minimum was raised to
+		// document.MinMaxBytes is read as the minimum.
+		cfg.MaxDocumentBytes = max(int(*m), document.MinMaxBytes)
 	}
 	sinks, conds, err := buildSinks(ctx, c.Secrets, obj.Spec, c.APIServer)
 	return cfg, sinks, conds, err

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
-	"github.com/aibom-dev/aibom/pkg/core/document"
 )
 
 // Condition is a finding a CI gate can fail on ("aibom scan --fail-on").
@@ -112,6 +111,7 @@ type bomComponents struct {
 	Components []struct {
 		Type       string `json:"type"`
 		Name       string `json:"name"`
+		Version    string `json:"version"`
 		Properties []struct {
 			Name  string `json:"name"`
 			Value string `json:"value"`
@@ -158,18 +158,28 @@ func check(c Condition, r Root) []string {
 			if comp.Type != "container" {
 				continue
 			}
-			written := false
+			// aibom.image.pinned says every reference the spec writes
+			// names its digest; an image read from pods is not written.
+			pinned, fromPods, invalid := false, false, false
 			for _, p := range comp.Properties {
-				if p.Name != "aibom.image.reference" {
-					continue
-				}
-				written = true
-				if _, _, d := document.ParseImage(p.Value); d == "" {
-					out = append(out, fmt.Sprintf("image %s is not pinned by digest", p.Value))
+				switch p.Name {
+				case "aibom.image.pinned":
+					pinned = p.Value == "true"
+				case "aibom.image.fromPods":
+					fromPods = p.Value == "true"
+				case "aibom.image.invalid":
+					invalid = p.Value == "true" // named as written
 				}
 			}
-			if !written {
+			switch {
+			case fromPods:
 				out = append(out, fmt.Sprintf("image %s is not written in the spec (read from the pods)", comp.Name))
+			case !pinned:
+				image := comp.Name
+				if comp.Version != "" && !invalid {
+					image += ":" + comp.Version
+				}
+				out = append(out, fmt.Sprintf("image %s is not pinned by digest", image))
 			}
 		}
 		return out

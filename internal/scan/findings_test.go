@@ -28,20 +28,20 @@ func rootWith(name, components string) Root {
 	return Root{Object: o, Report: reconcile.Report{Status: v1alpha1.AIBOMStatus{Document: `{"components": [` + components + `]}`}}}
 }
 
-const pin = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
 func TestCheck(t *testing.T) {
 	declared := `"properties": [{"name": "aibom.confidence", "value": "declared"}]`
 	unresolved := `"properties": [{"name": "aibom.confidence", "value": "unresolved"}]`
 	ok := rootWith("ok", `{"type": "application", "name": "vllm", `+declared+`},
 		{"type": "machine-learning-model", "name": "org/m", `+declared+`},
-		{"type": "container", "name": "docker.io/vllm/vllm-openai", "properties": [{"name": "aibom.image.reference", "value": "vllm/vllm-openai:v0.6.3`+pin+`"}]}`)
+		{"type": "container", "name": "docker.io/vllm/vllm-openai", "version": "v0.6.3", "properties": [{"name": "aibom.image.pinned", "value": "true"}]}`)
 	platform := rootWith("nim", `{"type": "platform", "name": "nim", `+declared+`}, {"type": "machine-learning-model", "name": "meta/llama", `+declared+`}`)
 	refMissing := rootWith("ref", `{"type": "application", "name": "vllm", `+declared+`},
 		{"type": "machine-learning-model", "name": "org/m", `+declared+`},
 		{"type": "machine-learning-model", "name": "storage-uri-of/missing-runtime", `+unresolved+`}`)
-	unpinned := rootWith("tag", `{"type": "container", "name": "docker.io/library/nginx", "properties": [{"name": "aibom.image.reference", "value": "nginx:1.27"}, {"name": "aibom.image.reference", "value": "nginx`+pin+`"}]},
-		{"type": "container", "name": "docker.io/library/busybox", "properties": []}`)
+	// Two references to nginx, one pinned and one not: the component is
+	// not aibom.image.pinned.
+	unpinned := rootWith("tag", `{"type": "container", "name": "docker.io/library/nginx", "version": "1.27", "properties": []},
+		{"type": "container", "name": "docker.io/library/busybox", "properties": [{"name": "aibom.image.fromPods", "value": "true"}]}`)
 	noSignal := rootWith("web", ``)
 	noSignal.Report.Unmatched = true
 	noDocument := Root{Object: &unstructured.Unstructured{}}
@@ -59,7 +59,7 @@ func TestCheck(t *testing.T) {
 		"tag": {
 			"model-unresolved: no model found",
 			"runtime-unresolved: no runtime found",
-			"image-unpinned: image nginx:1.27 is not pinned by digest",
+			"image-unpinned: image docker.io/library/nginx:1.27 is not pinned by digest",
 			"image-unpinned: image docker.io/library/busybox is not written in the spec (read from the pods)",
 		},
 		"web": {"no-ai-signal: no runtime, model, model storage, framework or accelerator found"},

@@ -75,10 +75,9 @@ spec:
 	require.NoError(t, document.ValidateSchema([]byte(a.Status.Document)))
 	props, hash := containerProperties(t, a.Status.Document, "vllm")
 	require.Equal(t, oldHex, hash, "the hash is the digest most pods run")
-	require.Equal(t, "sha256:"+oldHex, props["aibom.digest.running.0"])
-	require.Equal(t, "2", props["aibom.digest.running.0.pods"])
-	require.Equal(t, "sha256:"+newHex, props["aibom.digest.running.1"])
-	require.Equal(t, "1", props["aibom.digest.running.1.pods"])
+	require.Equal(t, "2", props["aibom.digest.pods"], "the hash's digest runs on the old ReplicaSet's two pods")
+	require.Equal(t, "sha256:"+newHex, props["aibom.digest.other.0"])
+	require.Equal(t, "1", props["aibom.digest.other.0.pods"])
 }
 
 // Two pods whose controller reference names the Deployment directly (not

@@ -185,6 +185,7 @@ func TestRootWithoutTrackedDescendantsIsByteIdentical(t *testing.T) {
 		Subject:  document.Subject{APIVersion: "apps/v1", Group: "apps", Kind: "Deployment", Namespace: ns, Name: "llama", UID: string(deploy.GetUID())},
 		Tool:     harness.ControllerTool,
 		Findings: findings,
+		Created:  deploy.GetCreationTimestamp().Time,
 		Digests: digest.Resolve(findings.Containers, []digest.Pod{{Name: pod.GetName(), Statuses: []digest.PodContainerStatus{{
 			Name: "vllm", Image: "docker.io/vllm/vllm-openai:v0.6.3", ImageID: "docker.io/vllm/vllm-openai@sha256:" + runningDigest,
 		}}}}),

@@ -15,9 +15,12 @@ import (
 
 // cdxComponent is the part of a CycloneDX component the suite reads.
 type cdxComponent struct {
-	Type       string         `json:"type"`
-	Name       string         `json:"name"`
-	Version    string         `json:"version"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Hashes  []struct {
+		Content string `json:"content"`
+	} `json:"hashes"`
 	Properties []cdxProperty  `json:"properties"`
 	Components []cdxComponent `json:"components"`
 }
@@ -69,12 +72,16 @@ func documentView(a *v1alpha1.AIBOM) (view, error) {
 				for _, p := range c.Properties {
 					props[p.Name] = p.Value
 				}
+				// The hash's pods, then every other digest running.
+				if n, ok := props["aibom.digest.pods"]; ok && len(c.Hashes) > 0 {
+					v.Running[c.Name] = append(v.Running[c.Name], "sha256:"+c.Hashes[0].Content+"="+n)
+				}
 				for i := 0; ; i++ {
-					d, ok := props["aibom.digest.running."+strconv.Itoa(i)]
+					d, ok := props["aibom.digest.other."+strconv.Itoa(i)]
 					if !ok {
 						break
 					}
-					v.Running[c.Name] = append(v.Running[c.Name], d+"="+props["aibom.digest.running."+strconv.Itoa(i)+".pods"])
+					v.Running[c.Name] = append(v.Running[c.Name], d+"="+props["aibom.digest.other."+strconv.Itoa(i)+".pods"])
 				}
 			}
 			walk(c.Components)

@@ -39,6 +39,10 @@ var ModelMountPaths = []string{"/models", "/model", "/weights", "/checkpoints", 
 // keys whose suffix looks like a secret (IsSecretName) are not read.
 const ModelAnnotationPrefix = "model.aibom.dev/"
 
+// ngcModelPath is an NGC model registry path without its scheme:
+// "<org>/<team>/<name>", optionally ":<version>".
+var ngcModelPath = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*(:[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+
 var annotationVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // IsModelEnv reports whether an env var names a model: one of
@@ -66,6 +70,11 @@ func ModelFromEnv(name, value, loc string, f *adapter.Findings) bool {
 	}
 	found := false
 	for _, v := range strings.Split(value, ",") {
+		if strings.EqualFold(name, "NIM_MODEL_NAME") && ngcModelPath.MatchString(strings.TrimSpace(v)) {
+			// A NIM reads a bare "<org>/<team>/<name>[:<version>]" here
+			// as a path in the NGC model registry.
+			v = "ngc://" + strings.TrimSpace(v)
+		}
 		if addModelValue(f, v, adapter.Inferred, adapter.SourceEnvVar, loc, "") {
 			found = true
 		}

@@ -12,8 +12,9 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 )
 
-// During a rollout every running digest is listed with its pod count; the
-// component's hash and purl stay the digest most pods run.
+// During a rollout the component's hash and purl stay the digest most pods
+// run, with its pod count; every other running digest is listed with its
+// own. The hash is never repeated as a property.
 func TestRunningDigestsListedWithCounts(t *testing.T) {
 	in := vllmDeployment()
 	in.Digests[0].Confidence = adapter.Inferred
@@ -23,18 +24,32 @@ func TestRunningDigestsListedWithCounts(t *testing.T) {
 	assert.Equal(t, []hash{{"SHA-256", strings.TrimPrefix(digestA, "sha256:")}}, c.Hashes)
 	var running []string
 	for _, p := range c.Properties {
-		if strings.HasPrefix(p.Name, "aibom.digest.running.") {
+		if strings.HasPrefix(p.Name, "aibom.digest.pods") || strings.HasPrefix(p.Name, "aibom.digest.other.") {
 			running = append(running, p.Name+"="+p.Value)
 		}
 	}
 	assert.Equal(t, []string{
-		"aibom.digest.running.0=" + digestA, "aibom.digest.running.0.pods=3",
-		"aibom.digest.running.1=" + digestB, "aibom.digest.running.1.pods=1",
+		"aibom.digest.pods=3",
+		"aibom.digest.other.0=" + digestB, "aibom.digest.other.0.pods=1",
 	}, running)
+	assert.NotContains(t, string(res.JSON), `"value":"`+digestA+`"`, "the hash is not repeated as a property")
 
 	again, err := Build(in)
 	require.NoError(t, err)
 	assert.Equal(t, res.JSON, again.JSON, "byte-deterministic")
+}
+
+// A hash no pod runs (a pin the pods do not follow) has no pod count; every
+// running digest is another.
+func TestRunningDigestsBesideAHashNoPodRuns(t *testing.T) {
+	in := vllmDeployment()
+	in.Digests[0].Running = []RunningDigest{{Digest: digestB, Pods: 2}}
+	_, d := build(t, in)
+	c := containerNamed(t, d, "vllm")
+	_, ok := prop(c.Properties, "aibom.digest.pods")
+	assert.False(t, ok)
+	v, _ := prop(c.Properties, "aibom.digest.other.0")
+	assert.Equal(t, digestB, v)
 }
 
 func TestRunningDigestsCapped(t *testing.T) {
@@ -45,10 +60,10 @@ func TestRunningDigestsCapped(t *testing.T) {
 	}
 	_, d := build(t, in)
 	c := containerNamed(t, d, "vllm")
-	v, ok := prop(c.Properties, "aibom.digest.running.omitted")
+	v, ok := prop(c.Properties, "aibom.digest.other.omitted")
 	require.True(t, ok)
 	assert.Equal(t, "5", v)
-	_, ok = prop(c.Properties, "aibom.digest.running."+strconv.Itoa(MaxRunningListed))
+	_, ok = prop(c.Properties, "aibom.digest.other."+strconv.Itoa(MaxRunningListed))
 	assert.False(t, ok)
 }
 

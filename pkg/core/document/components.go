@@ -287,8 +287,8 @@ func containerFacts(in Input) ([]fact, error) {
 		}
 
 		var pieces []piece
-		var names, groups, refsWritten []string
-		allInit, anyFromPods := true, false
+		var names, groups []string
+		allInit, anyFromPods, allPinned := true, false, true
 		var digest ContainerDigest
 		running := map[string]int{}
 		for _, m := range ms {
@@ -307,8 +307,9 @@ func containerFacts(in Input) ([]fact, error) {
 			if m.c.Group != "" {
 				groups = append(groups, m.c.Group)
 			}
-			refsWritten = append(refsWritten, m.c.Image)
 			allInit = allInit && m.c.Init
+			_, _, pin := ParseImage(m.c.Image)
+			allPinned = allPinned && !m.fromPods && pin != ""
 			anyFromPods = anyFromPods || m.fromPods
 			if m.d.Digest != "" && (digest.Digest == "" || m.d.Confidence.Rank() > digest.Confidence.Rank()) {
 				digest = m.d
@@ -335,14 +336,15 @@ func containerFacts(in Input) ([]fact, error) {
 				extra = append(extra, cdx.Property{Name: propContainerGroup, Value: m.c.Group})
 			}
 		}
-		for _, r := range sortedDistinct(refsWritten) {
-			extra = append(extra, cdx.Property{Name: propImageReference, Value: r})
-		}
 		if invalid {
 			extra = append(extra, cdx.Property{Name: propImageInvalid, Value: "true"})
 		}
 		if anyFromPods {
 			extra = append(extra, cdx.Property{Name: propImageFromPods, Value: "true"})
+		}
+		if allPinned {
+			// Every reference written in the spec names its digest.
+			extra = append(extra, cdx.Property{Name: propImagePinned, Value: "true"})
 		}
 		if digest.Digest == "" {
 			extra = append(extra, cdx.Property{Name: propDigestConfidence, Value: string(adapter.Unresolved)})
@@ -352,7 +354,7 @@ func containerFacts(in Input) ([]fact, error) {
 				cdx.Property{Name: propDigestSource, Value: string(digest.Evidence.Source)},
 				cdx.Property{Name: propDigestLocator, Value: digest.Evidence.Locator},
 			)
-			extra = append(extra, runningProperties(runningList(running))...)
+			extra = append(extra, runningProperties(digest.Digest, runningList(running))...)
 		}
 		f := newComponent(t, cdx.ComponentTypeContainer, key, name, tag, pieces, extra)
 		for _, m := range ms {
@@ -400,21 +402,31 @@ func runningList(m map[string]int) []RunningDigest {
 	return out
 }
 
-// runningProperties lists the running digests of a container with their pod
-// counts: aibom.digest.running.<i> = <digest>, aibom.digest.running.<i>.pods
-// = <n>, in the order given (most pods first), at most MaxRunningListed,
-// then aibom.digest.running.omitted = <n> when there were more.
-func runningProperties(running []RunningDigest) []cdx.Property {
-	var out []cdx.Property
-	for i, r := range running {
-		if i == MaxRunningListed {
-			out = append(out, cdx.Property{Name: propDigestRunningOmit, Value: strconv.Itoa(len(running) - MaxRunningListed)})
-			break
+// runningProperties tells which pods run what: aibom.digest.pods = <n>
+// pods run the component's hash (its digest), and every other digest
+// running under the same image is aibom.digest.other.<i> = <digest> with
+// aibom.digest.other.<i>.pods = <n>, in the order given (most pods first),
+// at most MaxRunningListed, then aibom.digest.other.omitted = <n> when
+// there were more. The hash itself is never repeated as a property.
+func runningProperties(digest string, running []RunningDigest) []cdx.Property {
+	var out, others []cdx.Property
+	listed, omitted := 0, 0
+	for _, r := range running {
+		switch {
+		case r.Digest == digest:
+			out = append(out, cdx.Property{Name: propDigestPods, Value: strconv.Itoa(r.Pods)})
+		case listed == MaxRunningListed:
+			omitted++
+		default:
+			p := propDigestOther + strconv.Itoa(listed)
+			others = append(others, cdx.Property{Name: p, Value: r.Digest}, cdx.Property{Name: p + ".pods", Value: strconv.Itoa(r.Pods)})
+			listed++
 		}
-		p := propDigestRunning + strconv.Itoa(i)
-		out = append(out, cdx.Property{Name: p, Value: r.Digest}, cdx.Property{Name: p + ".pods", Value: strconv.Itoa(r.Pods)})
 	}
-	return out
+	if omitted > 0 {
+		others = append(others, cdx.Property{Name: propDigestOtherOmit, Value: strconv.Itoa(omitted)})
+	}
+	return append(out, others...)
 }
 
 // runtimeFacts gives one component per runtime (name, version) and per

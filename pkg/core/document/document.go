@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/google/uuid"
@@ -112,6 +114,11 @@ type ContainerImage struct {
 // of one workload run a handful of digests at most (two during a rollout).
 const MaxRunningListed = 10
 
+// MinMaxBytes is the smallest inline cap (Input.MaxBytes) that always fits
+// a document: at it, the bare skeleton of any workload whose names are
+// within Kubernetes' own limits fits (TestBareSkeletonFitsTheMinimumCap).
+const MinMaxBytes = 8192
+
 // MaxOwnedListed bounds the absorbed workloads the document lists under
 // aibom.rollup.owned.<i> (the first ones in kind, name order).
 // aibom.rollup.ownedCount then gives the exact count and
@@ -151,6 +158,12 @@ type Input struct {
 	// adapter.RoleReferenced); empty for most roots, which then hash and
 	// encode exactly as before references existed.
 	References []Reference `json:",omitempty"`
+	// Created is when the newest of the workloads the document describes
+	// (the subject and those it absorbed) was created: the document's
+	// metadata.timestamp. It comes from the inputs, never from a clock, so
+	// that the same inputs give the same bytes; zero (manifests without
+	// creationTimestamp) leaves the timestamp out.
+	Created time.Time `json:",omitzero"`
 }
 
 // Result is a built document.
@@ -163,6 +176,10 @@ type Result struct {
 	Summary Summary
 	// Truncated is the number of components dropped to fit Input.MaxBytes.
 	Truncated int
+	// PropertiesDropped is the number of document-level properties left
+	// out when even the skeleton did not fit (a bare document); 0
+	// otherwise.
+	PropertiesDropped int
 }
 
 // Summary condenses a document for status fields and listings. It describes
@@ -186,8 +203,6 @@ const (
 	propConfidence        = "aibom.confidence"
 	propEvidenceSource    = "aibom.evidence.source"
 	propEvidenceLocator   = "aibom.evidence.locator"
-	propControllerName    = "aibom.controller.name"
-	propControllerVersion = "aibom.controller.version"
 	propRollupOwned       = "aibom.rollup.owned."
 	propScrape            = "aibom.scrape."
 	propRedaction         = "aibom.redaction."
@@ -196,17 +211,18 @@ const (
 	propContainerName     = "aibom.container.name"
 	propContainerInit     = "aibom.container.init"
 	propContainerGroup    = "aibom.container.group"
-	propImageReference    = "aibom.image.reference"
 	propDigestConfidence  = "aibom.digest.confidence"
 	propDigestSource      = "aibom.digest.source"
 	propDigestLocator     = "aibom.digest.locator"
-	propDigestRunning     = "aibom.digest.running."
-	propDigestRunningOmit = "aibom.digest.running.omitted"
+	propDigestPods        = "aibom.digest.pods"
+	propDigestOther       = "aibom.digest.other."
+	propDigestOtherOmit   = "aibom.digest.other.omitted"
 	propRollupOwnedCount  = "aibom.rollup.ownedCount"
 	propRollupOwnedOmit   = "aibom.rollup.ownedOmitted"
 	propDataKind          = "aibom.data.kind"
 	propImageInvalid      = "aibom.image.invalid"
 	propImageFromPods     = "aibom.image.fromPods"
+	propImagePinned       = "aibom.image.pinned"
 	propFrameworkPurpose  = "aibom.framework.purpose"
 	propModelSource       = "aibom.model.source"
 	propModelServedName   = "aibom.model.servedName"
@@ -283,7 +299,7 @@ func Build(in Input) (Result, error) {
 		return cmp.Compare(b, a)
 	})
 
-	render := func(dropped int) ([]byte, error) {
+	render := func(dropped int, bare bool) ([]byte, error) {
 		gone := make(map[int]bool, dropped)
 		for _, i := range drop[:dropped] {
 			gone[i] = true
@@ -294,10 +310,10 @@ func Build(in Input) (Result, error) {
 				kept = append(kept, f)
 			}
 		}
-		return encode(in, summary.Confidence, kept, dropped)
+		return encode(in, summary.Confidence, kept, dropped, bare)
 	}
 
-	doc, err := render(0)
+	doc, err := render(0, false)
 	if err != nil {
 		return Result{}, err
 	}
@@ -309,7 +325,7 @@ func Build(in Input) (Result, error) {
 		lo, hi := 1, len(facts)
 		for lo < hi {
 			mid := lo + (hi-lo)/2
-			b, err := render(mid)
+			b, err := render(mid, false)
 			if err != nil {
 				return Result{}, err
 			}
@@ -320,12 +336,24 @@ func Build(in Input) (Result, error) {
 			}
 		}
 		dropped = lo
-		if doc, err = render(dropped); err != nil {
+		if doc, err = render(dropped, false); err != nil {
 			return Result{}, err
 		}
 	}
+	propsLeft := 0
+	if in.MaxBytes > 0 && len(doc) > in.MaxBytes {
+		// Even the skeleton is too large (a long roll-up list, many
+		// redactions or accelerators): keep only what identifies the
+		// workload and why it is reported, and say how much was left out.
+		// At MinMaxBytes or more this always fits a valid workload.
+		dropped = len(facts)
+		if doc, err = render(dropped, true); err != nil {
+			return Result{}, err
+		}
+		_, propsLeft = bareProperties(*metadataProperties(in, summary.Confidence, 0, false), len(in.Owned))
+	}
 	sum := sha256.Sum256(doc)
-	res := Result{JSON: doc, SHA256: hex.EncodeToString(sum[:]), Summary: summary, Truncated: dropped}
+	res := Result{JSON: doc, SHA256: hex.EncodeToString(sum[:]), Summary: summary, Truncated: dropped, PropertiesDropped: propsLeft}
 	if in.MaxBytes > 0 && len(doc) > in.MaxBytes {
 		return res, fmt.Errorf("document: %d bytes, limit %d: %w", len(doc), in.MaxBytes, ErrTooLarge)
 	}
@@ -385,7 +413,7 @@ type claimKey struct {
 }
 
 // encode writes the document with the given components.
-func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) ([]byte, error) {
+func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int, bare bool) ([]byte, error) {
 	components := make([]cdx.Component, len(kept))
 	for i, f := range kept {
 		components[i] = f.component
@@ -400,7 +428,6 @@ func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) (
 		{Name: propWorkload + "group", Value: sub.Group},
 		{Name: propWorkload + "apiVersion", Value: sub.APIVersion},
 		{Name: propWorkload + "namespace", Value: sub.Namespace},
-		{Name: propWorkload + "name", Value: sub.Name},
 		{Name: propWorkload + "uid", Value: sub.UID},
 	}
 	if sub.Generic {
@@ -428,7 +455,10 @@ func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) (
 			Name:       sub.Name,
 			Properties: &subjectProps,
 		},
-		Properties: metadataProperties(in, toolName, confidence, dropped),
+		Properties: metadataProperties(in, confidence, dropped, bare),
+	}
+	if !in.Created.IsZero() {
+		bom.Metadata.Timestamp = in.Created.UTC().Format(time.RFC3339)
 	}
 	if len(components) > 0 {
 		bom.Components = &components
@@ -446,12 +476,11 @@ func encode(in Input, confidence adapter.Confidence, kept []fact, dropped int) (
 }
 
 // metadataProperties lists the document-level properties in their fixed
-// order.
-func metadataProperties(in Input, toolName string, confidence adapter.Confidence, dropped int) *[]cdx.Property {
+// order. A bare list keeps only the aggregate confidence, the roll-up's
+// count and why the workload is reported (bareProperties).
+func metadataProperties(in Input, confidence adapter.Confidence, dropped int, bare bool) *[]cdx.Property {
 	props := []cdx.Property{
 		{Name: propConfidence, Value: string(confidence)},
-		{Name: propControllerName, Value: toolName},
-		{Name: propControllerVersion, Value: in.Tool.Version},
 	}
 	owned := sortedOwned(in.Owned)
 	for i, o := range owned {
@@ -517,10 +546,61 @@ func metadataProperties(in Input, toolName string, confidence adapter.Confidence
 		}
 		props = append(props, cdx.Property{Name: propAccelerator + strconv.Itoa(i), Value: v + " " + a.Evidence.Locator})
 	}
-	if dropped > 0 {
-		props = append(props, cdx.Property{Name: propTruncation, Value: "components-dropped:" + strconv.Itoa(dropped)})
+	left := 0
+	if bare {
+		props, left = bareProperties(props, len(in.Owned))
+	}
+	if dropped > 0 || bare {
+		v := "components-dropped:" + strconv.Itoa(dropped)
+		if bare {
+			v += ",properties-dropped:" + strconv.Itoa(left)
+		}
+		props = append(props, cdx.Property{Name: propTruncation, Value: v})
 	}
 	return &props
+}
+
+// bareProperties reduces the metadata properties to the aggregate
+// confidence, the roll-up's count (aibom.rollup.ownedCount and
+// aibom.rollup.ownedOmitted: every owned workload omitted) and the match
+// (cut to maxBareValue bytes). It returns them with the count of the
+// properties left out.
+func bareProperties(props []cdx.Property, owned int) ([]cdx.Property, int) {
+	var out []cdx.Property
+	left := 0
+	for _, p := range props {
+		switch p.Name {
+		case propConfidence:
+			out = append(out, p)
+			if owned > 0 {
+				out = append(out,
+					cdx.Property{Name: propRollupOwnedCount, Value: strconv.Itoa(owned)},
+					cdx.Property{Name: propRollupOwnedOmit, Value: strconv.Itoa(owned)})
+			}
+		case propMatch:
+			p.Value = cutBytes(p.Value, maxBareValue)
+			out = append(out, p)
+		case propRollupOwnedCount, propRollupOwnedOmit:
+			// Written again, with every owned workload omitted.
+		default:
+			left++
+		}
+	}
+	return out, left
+}
+
+// maxBareValue bounds the match property of a bare document.
+const maxBareValue = 256
+
+// cutBytes cuts s to at most n bytes on a rune boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // sortedOwned returns the owned workloads ("<Kind>.<group>/<name>", or

@@ -281,7 +281,6 @@ func TestHeader(t *testing.T) {
 		{"aibom.workload.group", "apps"},
 		{"aibom.workload.apiVersion", "apps/v1"},
 		{"aibom.workload.namespace", "ml"},
-		{"aibom.workload.name", "llama-server"},
 		{"aibom.workload.uid", "6f1c2b9e-3d4a-4e5f-8a7b-1c2d3e4f5a6b"},
 	}, subj.Properties)
 
@@ -290,8 +289,11 @@ func TestHeader(t *testing.T) {
 	in.Tool.Name = ""
 	_, d2 := build(t, in)
 	assert.Equal(t, ToolName, d2.Metadata.Tools.Components[0].Name)
-	v, _ := prop(d2.Metadata.Properties, "aibom.controller.name")
-	assert.Equal(t, ToolName, v)
+	// Native fields are not repeated as properties: the tool, the subject's
+	// name.
+	for _, p := range append(d2.Metadata.Properties, d2.Metadata.Component.Properties...) {
+		assert.NotContains(t, []string{"aibom.controller.name", "aibom.controller.version", "aibom.workload.name"}, p.Name)
+	}
 }
 
 func TestMetadataPropertyOrder(t *testing.T) {
@@ -304,8 +306,6 @@ func TestMetadataPropertyOrder(t *testing.T) {
 	res, d := build(t, in)
 	assert.Equal(t, []property{
 		{"aibom.confidence", "inferred"},
-		{"aibom.controller.name", "aibom-controller"},
-		{"aibom.controller.version", "v0.1.0"},
 		{"aibom.rollup.owned.0", "DynamoComponentDeployment.nvidia.com/disagg-decode"},
 		{"aibom.rollup.owned.1", "DynamoComponentDeployment.nvidia.com/disagg-prefill"},
 		{"aibom.scrape.0.scraperName", "dynamo"},
@@ -379,7 +379,6 @@ func TestComponents(t *testing.T) {
 	assert.Equal(t, []property{
 		{"aibom.confidence", "declared"},
 		{"aibom.container.name", "vllm"},
-		{"aibom.image.reference", "vllm/vllm-openai:v0.6.3"},
 		{"aibom.digest.confidence", "declared"},
 		{"aibom.digest.source", "pod_status"},
 		{"aibom.digest.locator", "pods/llama-server-7d9f8c6b5-x2x4z.status.containerStatuses[name=vllm].imageID"},
@@ -473,7 +472,7 @@ func TestEmptyFindings(t *testing.T) {
 	v, _ := prop(d.Metadata.Properties, "aibom.confidence")
 	assert.Equal(t, "unresolved", v)
 	assert.Equal(t, Summary{Confidence: adapter.Unresolved}, res.Summary)
-	assert.Equal(t, []string{"aibom.confidence", "aibom.controller.name", "aibom.controller.version", "aibom.match"}, names(d.Metadata.Properties))
+	assert.Equal(t, []string{"aibom.confidence", "aibom.match"}, names(d.Metadata.Properties))
 	v, _ = prop(d.Metadata.Properties, "aibom.match")
 	assert.Equal(t, "none", v, "no AI signal: the document says so")
 }

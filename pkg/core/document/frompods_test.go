@@ -53,7 +53,6 @@ func TestImageReadFromPodsIsLocatedInPodStatus(t *testing.T) {
 	for name, want := range map[string]string{
 		"aibom.confidence":        "declared",
 		"aibom.image.fromPods":    "true",
-		"aibom.image.reference":   "docker.io/vllm/vllm-openai:v0.8.5",
 		"aibom.container.name":    "server",
 		"aibom.digest.source":     "pod_status",
 		"aibom.digest.confidence": "declared",

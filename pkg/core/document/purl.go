@@ -1,6 +1,7 @@
 package document
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/package-url/packageurl-go"
@@ -57,11 +58,16 @@ func runtimePURL(name, version string) string {
 }
 
 // modelPURL is the package URL of a model: a model a NIM image names gets
-// its NGC identity (pkg:generic/nvcr.io/nim/<org>/<name>); a model named
+// its NGC identity (pkg:generic/nvcr.io/nim/<org>/<name>); a model whose
+// sources are all NGC model registry paths (ngc://<org>[/<team>]/<name>)
+// is pkg:generic/ngc/<org>[/<team>]/<name>[@<version>]; a model named
 // "<org>/<name>" whose sources, if any, are all Hugging Face (hf://) is a
 // Hugging Face model (pkg:huggingface/<org>/<name>[@<revision>]). Other
 // models have none: a purl is never guessed.
 func modelPURL(name, version string, sources []string, nimImage bool) string {
+	if p := ngcPURL(name, version, sources); p != "" {
+		return p
+	}
 	org, n, ok := strings.Cut(name, "/")
 	if !ok || org == "" || n == "" || strings.Contains(n, "/") || strings.ContainsAny(name, " :@") {
 		return ""
@@ -75,4 +81,24 @@ func modelPURL(name, version string, sources []string, nimImage bool) string {
 		}
 	}
 	return packageurl.NewPackageURL(packageurl.TypeHuggingface, org, n, version, nil, "").ToString()
+}
+
+// ngcPURL is the purl of a model from the NGC registry: every source is
+// ngc://, and the name is that path's "<org>/<name>" or
+// "<org>/<team>/<name>"; "" otherwise.
+func ngcPURL(name, version string, sources []string) string {
+	if len(sources) == 0 || strings.ContainsAny(name, " :@") {
+		return ""
+	}
+	for _, s := range sources {
+		if !strings.HasPrefix(s, "ngc://") {
+			return ""
+		}
+	}
+	parts := strings.Split(name, "/")
+	if len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
+		return ""
+	}
+	ns := "ngc/" + strings.Join(parts[:len(parts)-1], "/")
+	return packageurl.NewPackageURL(packageurl.TypeGeneric, ns, parts[len(parts)-1], version, nil, "").ToString()
 }

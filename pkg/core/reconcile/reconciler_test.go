@@ -233,6 +233,22 @@ func TestDocumentOverTheCapWithNothingToDropIsNotWritten(t *testing.T) {
 		}
 		return out, nil
 	})
+	// At 4096 bytes the bare skeleton fits: written, without the
+	// redactions, and counting them.
+	_, err = f.r.Reconcile(context.Background(), f.req)
+	require.NoError(t, err)
+	bare := f.aibom(t).Status
+	require.LessOrEqual(t, len(bare.Document), 4096)
+	require.Contains(t, bare.Document, `"components-dropped:0,properties-dropped:200"`)
+	require.NotContains(t, bare.Document, "SECRET_")
+	tr := meta.FindStatusCondition(bare.Conditions, v1alpha1.ConditionTruncated)
+	require.Equal(t, metav1.ConditionTrue, tr.Status)
+	require.Contains(t, tr.Message, "200 document properties dropped")
+
+	// Below the smallest cap any flag or configuration allows
+	// (document.MinMaxBytes) not even the skeleton fits: the defence stays.
+	f.r.MaxDocumentBytes = 400
+	good = bare
 	before := outcomes(OutcomeBuildFailed)
 	_, err = f.r.Reconcile(context.Background(), f.req)
 	require.NoError(t, err)

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/adapter"
@@ -64,7 +66,7 @@ type Inputs struct {
 // GatherInputs scrapes a root and resolves its digests: the cheap half of
 // BuildReport.
 func GatherInputs(ctx context.Context, entry graph.Entry, obj *unstructured.Unstructured, desc graph.Descendants, tool document.Tool, maxBytes int) Inputs {
-	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes}, Absorbed: len(desc.Tracked)}
+	in := Inputs{Input: document.Input{Subject: subjectOf(entry, obj), Tool: tool, Owned: desc.Owned(), MaxBytes: maxBytes, Created: newestCreated(obj, desc.Tracked)}, Absorbed: len(desc.Tracked)}
 	// Every reference the scrape looks up is checked against the adapter's
 	// declarations, recorded and listed in the document.
 	rec := newRecordingResolver(ctx, entry.Adapter, obj.GetNamespace())
@@ -79,11 +81,24 @@ func GatherInputs(ctx context.Context, entry graph.Entry, obj *unstructured.Unst
 	return in
 }
 
+// newestCreated is when the newest of the root and the workloads it
+// absorbs was created (zero when none says): the document's timestamp.
+// Pods are left out, so that a pod replaced by its twin rewrites nothing.
+func newestCreated(root client.Object, absorbed []client.Object) time.Time {
+	newest := root.GetCreationTimestamp().Time
+	for _, o := range absorbed {
+		if t := o.GetCreationTimestamp().Time; t.After(newest) {
+			newest = t
+		}
+	}
+	return newest
+}
+
 // buildRevision is part of every input hash: bump it whenever the same
 // inputs start to give a different document or status (a changed builder or
 // scraper), so that every AIBOM is rewritten once after an upgrade even when
 // the version string did not change (development builds).
-const buildRevision = 5 // 5: absorbed workloads named with their API group (<Kind>.<group>/<name>), never merged; 4: one component per identity, native evidence, purls, dependencies, compact JSON; 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
+const buildRevision = 6 // 6: native fields first (no properties repeating tools, the subject's name, an image's reference or its hash), metadata.timestamp, NGC purls, bare skeletons; 5: absorbed workloads named with their API group (<Kind>.<group>/<name>), never merged; 4: one component per identity, native evidence, purls, dependencies, compact JSON; 3: runtimes, platforms, models, frameworks and accelerators as the pod-template scraper 0.2.0 reads them
 
 func (in Inputs) hash() string {
 	scrapeErr := ""
@@ -125,7 +140,11 @@ func (in Inputs) Build() Report {
 		rep.Status.Document, rep.Status.DocumentSHA256, rep.Status.DocumentSize = string(res.JSON), res.SHA256, len(res.JSON)
 		rep.Status.Summary = summaryOf(res.Summary)
 		rep.Truncated = &metav1.Condition{Type: v1alpha1.ConditionTruncated, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWithinInlineCap, Message: "document within the inline cap"}
-		if res.Truncated > 0 {
+		switch {
+		case res.PropertiesDropped > 0:
+			rep.Truncated.Status, rep.Truncated.Reason = metav1.ConditionTrue, v1alpha1.ReasonOverInlineCap
+			rep.Truncated.Message = fmt.Sprintf("every component (%d) and %d document properties dropped to fit the inline cap of %d bytes: only the workload, the roll-up's count and the match are kept", res.Truncated, res.PropertiesDropped, in.MaxBytes)
+		case res.Truncated > 0:
 			rep.Truncated.Status, rep.Truncated.Reason = metav1.ConditionTrue, v1alpha1.ReasonOverInlineCap
 			rep.Truncated.Message = fmt.Sprintf("%d lowest-value components dropped to fit the inline cap of %d bytes", res.Truncated, in.MaxBytes)
 		}

@@ -419,6 +419,7 @@ func documentProblems(a *v1alpha1.AIBOM, subject objectKey) []string {
 	var bom struct {
 		Metadata struct {
 			Component struct {
+				Name       string                         `json:"name"`
 				Properties []struct{ Name, Value string } `json:"properties"`
 			} `json:"component"`
 			Properties []struct{ Name, Value string } `json:"properties"`
@@ -431,7 +432,6 @@ func documentProblems(a *v1alpha1.AIBOM, subject objectKey) []string {
 		"aibom.workload.kind":      subject.gk.Kind,
 		"aibom.workload.group":     subject.gk.Group,
 		"aibom.workload.namespace": subject.namespace,
-		"aibom.workload.name":      subject.name,
 		"aibom.workload.uid":       a.Spec.Subject.UID,
 	}
 	got := map[string]string{}
@@ -442,6 +442,9 @@ func documentProblems(a *v1alpha1.AIBOM, subject objectKey) []string {
 		if got[name] != v {
 			out = append(out, fmt.Sprintf("document's %s is %q, want %q", name, got[name], v))
 		}
+	}
+	if bom.Metadata.Component.Name != subject.name {
+		out = append(out, fmt.Sprintf("document's metadata.component.name is %q, want %q", bom.Metadata.Component.Name, subject.name))
 	}
 	var owned []string
 	for _, p := range bom.Metadata.Properties {

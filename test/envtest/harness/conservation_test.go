@@ -46,10 +46,9 @@ func aibom(gk schema.GroupKind, apiVersion, name, uid string, absorbed ...string
 		props = append(props, map[string]string{"name": fmt.Sprintf("aibom.rollup.owned.%d", i), "value": a})
 	}
 	doc, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"component": map[string]any{"properties": []map[string]string{
+		"component": map[string]any{"name": name, "properties": []map[string]string{
 			{"name": "aibom.workload.kind", "value": gk.Kind}, {"name": "aibom.workload.group", "value": gk.Group},
-			{"name": "aibom.workload.namespace", "value": ns}, {"name": "aibom.workload.name", "value": name},
-			{"name": "aibom.workload.uid", "value": uid},
+			{"name": "aibom.workload.namespace", "value": ns}, {"name": "aibom.workload.uid", "value": uid},
 		}},
 		"properties": props,
 	}})

@@ -200,6 +200,7 @@ func TestNIMServiceWithoutDescendantsIsByteIdentical(t *testing.T) {
 		Findings: findings,
 		Digests:  digest.Resolve(findings.Containers, nil),
 		MaxBytes: 512 * 1024,
+		Created:  svc.GetCreationTimestamp().Time,
 		References: []document.Reference{{Group: nim.Group, Kind: "NIMCache", Namespace: ns, Name: name,
 			Locator: "spec.storage.nimCache.name", Unresolved: adapter.ReasonNotFound}},
 	})

@@ -143,7 +143,7 @@ spec:
 		"name": "kserve-container", "image": newImage, "args": []any{"--model=/mnt/models"},
 	}}, "spec", "containers"))
 	require.NoError(t, c.env.Client.Update(context.Background(), rt))
-	b := c.waitAIBOM(t, ns, isvcGK, "llama", docHas(`"`+newImage+`"`))
+	b := c.waitAIBOM(t, ns, isvcGK, "llama", docHas(`"name":"docker.io/vllm/vllm-openai","version":"v0.9.2"`))
 	require.Equal(t, a.UID, b.UID)
 	require.NoError(t, c.controller.WaitSettled(time.Second, eventually))
 	require.Equal(t, 1, stop(), "one status write for one change of the runtime")
@@ -515,14 +515,14 @@ spec:
       runtime: `+runtimeName+`
       storageUri: hf://google-bert/bert-base-uncased
 `)
-	a := c.waitAIBOM(t, ns, isvcGK, "bert", docHas(`"kserve/huggingfaceserver:v0.15.1"`,
+	a := c.waitAIBOM(t, ns, isvcGK, "bert", docHas(`"name":"docker.io/kserve/huggingfaceserver","version":"v0.15.1"`,
 		`"ClusterServingRuntime/`+runtimeName+`:spec.containers[0].image"`, `"unresolved:not-found"`))
 	csr := c.get(t, objs[0])
 	require.NoError(t, unstructured.SetNestedSlice(csr.Object, []any{map[string]any{
 		"name": "kserve-container", "image": "kserve/huggingfaceserver:v0.15.2",
 	}}, "spec", "containers"))
 	require.NoError(t, c.env.Client.Update(context.Background(), csr))
-	b := c.waitAIBOM(t, ns, isvcGK, "bert", docHas(`"kserve/huggingfaceserver:v0.15.2"`))
+	b := c.waitAIBOM(t, ns, isvcGK, "bert", docHas(`"name":"docker.io/kserve/huggingfaceserver","version":"v0.15.2"`))
 	require.Equal(t, a.UID, b.UID)
 	require.NotContains(t, b.Status.Document, `"kserve/huggingfaceserver:v0.15.1"`)
 }

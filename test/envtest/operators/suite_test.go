@@ -300,8 +300,10 @@ func docContainers(t *testing.T, doc string) []containerDigest {
 func parseContainers(doc string) ([]containerDigest, error) {
 	var bom struct {
 		Components []struct {
-			Type   string `json:"type"`
-			Hashes []struct {
+			Type    string `json:"type"`
+			Name    string `json:"name"`
+			Version string `json:"version"`
+			Hashes  []struct {
 				Content string `json:"content"`
 			} `json:"hashes"`
 			Properties []struct{ Name, Value string } `json:"properties"`
@@ -322,14 +324,16 @@ func parseContainers(doc string) ([]containerDigest, error) {
 		if len(comp.Hashes) > 0 {
 			c.digest = comp.Hashes[0].Content
 		}
+		c.image = comp.Name
+		if comp.Version != "" {
+			c.image += ":" + comp.Version
+		}
 		for _, p := range comp.Properties {
 			switch p.Name {
 			case "aibom.container.name":
 				names = append(names, p.Value)
 			case "aibom.container.group":
 				groups = append(groups, p.Value)
-			case "aibom.image.reference":
-				c.image = p.Value
 			case "aibom.digest.source":
 				c.source = p.Value
 			case "aibom.digest.confidence":

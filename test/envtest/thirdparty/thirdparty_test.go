@@ -178,7 +178,7 @@ func TestImageChosenByTheOperatorIsReadFromPodStatus(t *testing.T) {
 	require.Equal(t, "v0.8.5", c.Version)
 	require.Equal(t, []hash{{Alg: "SHA-256", Content: digest}}, c.Hashes)
 	require.Equal(t, "declared", c.prop("aibom.confidence"))
-	require.Equal(t, "vllm/vllm-openai:v0.8.5", c.prop("aibom.image.reference"))
+	require.Equal(t, "true", c.prop("aibom.image.fromPods"))
 	require.Equal(t, "pod_status", c.prop("aibom.digest.source"))
 	require.Equal(t, "pods/"+pod+".status.containerStatuses[name=server].imageID", c.prop("aibom.digest.locator"))
 	require.Contains(t, c.occurrences(), "pods/"+pod+".status.containerStatuses[name=server].image=pod_status")
