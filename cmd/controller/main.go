@@ -100,7 +100,7 @@ func run() error {
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	flag.Var(&listAdapters, "list-adapters", "Build and validate the adapter registry exactly as a start would (failing as a start fails), print every adapter (core, in-tree, plugin, profile, with its path) with its kinds, roles and versions, and exit; --list-adapters=json prints JSON.")
 	flag.Var(&profilePaths, "adapter-profile", "A declarative adapter (AIBOMAdapterProfile YAML) file, or a folder of them, to enable (repeatable). See docs/profiles.md.")
-	flag.DurationVar(&profileGrace, "adapter-profile-removal-grace", profileloader.DefaultRemovalGrace, "How long the AIBOMs of a kind are kept after the AIBOMAdapterProfile that tracked it is deleted (the kind claimed again in that time keeps them); the workloads it absorbed report on their own at once.")
+	flag.DurationVar(&profileGrace, "adapter-profile-removal-grace", profileloader.DefaultRemovalGrace, "After the AIBOMAdapterProfile that tracked a kind is deleted, how long until its AIBOMs are re-verified; meanwhile, and after, an object of the kind that tops its chain keeps its AIBOM as a generic root, with the workloads it absorbed still absorbed.")
 	flag.BoolVar(&clusterProfiles, "cluster-profiles", true, "Load declarative adapters from AIBOMAdapterProfile objects in the cluster, and reload them on every change, without a restart.")
 	flag.Var(&pluginPaths, "adapter-plugin", "Path of an out-of-tree adapter plugin binary to start and enable (repeatable); PATH@sha256:<hex> also pins the binary's SHA-256. See docs/plugins.md.")
 	flag.StringVar(&pluginDir, "adapter-plugin-dir", "", "Directory whose executable files are adapter plugins to start and enable, in name order.")

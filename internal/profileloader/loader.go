@@ -13,11 +13,13 @@
 // watches for the new kinds at once and reconciles again the roots of the
 // kinds whose adapter changed.
 //
-// Deleting a profile is deliberate, and still loses nothing silently: the
-// workloads its kinds absorbed are reconciled at once and report on their
-// own, and the AIBOMs of its kinds are kept for RemovalGrace, so that a
-// profile re-created (or another adapter claiming the kind) in that time
-// takes them over. Only then are they deleted, each with a log line.
+// Deleting a profile is deliberate, and still loses nothing silently: its
+// kinds are no adapter's any more, so an object of such a kind that tops
+// its ownership chain is a generic root and keeps its AIBOM (as such),
+// with the workloads it absorbed still absorbed. After RemovalGrace the
+// AIBOMs are re-verified (a resync), not deleted blindly: a profile
+// re-created, or another adapter claiming the kind, takes them over, and
+// only an AIBOM whose reconcile finds no root deletes itself.
 package profileloader
 
 import (
@@ -40,7 +42,6 @@ import (
 	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/adapter/profile"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
-	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 )
 
 // Watches is what the loader needs of the supervisor.
@@ -254,32 +255,6 @@ func (l *Loader) retire(ctx context.Context, now time.Time) (time.Duration, erro
 	}
 	l.Log.Info("grace period over for kinds no longer tracked: their AIBOMs are re-verified (generic roots keep theirs)", "kinds", names(due), "enqueued", n)
 	return next, nil
-}
-
-// deleteAIBOMsOf deletes the AIBOMs this controller wrote for workloads of
-// the given kinds.
-func (l *Loader) deleteAIBOMsOf(ctx context.Context, kinds []schema.GroupKind) error {
-	gone := map[schema.GroupKind]bool{}
-	for _, gk := range kinds {
-		gone[gk] = true
-	}
-	var list v1alpha1.AIBOMList
-	if err := l.Client.List(ctx, &list, ctrl.MatchingLabels{reconcile.ManagedByLabel: reconcile.ManagedBy}); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		a := &list.Items[i]
-		gv, err := schema.ParseGroupVersion(a.Spec.Subject.APIVersion)
-		if err != nil || !gone[schema.GroupKind{Group: gv.Group, Kind: a.Spec.Subject.Kind}] {
-			continue
-		}
-		if err := l.Client.Delete(ctx, a); ctrl.IgnoreNotFound(err) != nil {
-			return err
-		}
-		l.Log.Info("AIBOM deleted: its kind is no longer tracked and the grace period is over", "namespace", a.Namespace, "aibom", a.Name,
-			"kind", a.Spec.Subject.Kind, "workload", a.Spec.Subject.Name)
-	}
-	return nil
 }
 
 func (l *Loader) compile(p *v1alpha1.AIBOMAdapterProfile) (*profile.Adapter, error) {
