@@ -76,6 +76,12 @@ type Supervisor struct {
 	passed   atomic.Bool
 	// absentLogged: one log line per absent kind per process.
 	absentLogged sync.Map
+	// decided holds the registered kinds a discovery pass has looked at
+	// (schema.GroupKind -> true). A kind registered since (a profile just
+	// loaded) has no watch yet and is undecided, not absent: reads of it
+	// fail with ErrKindNotSynced, so its children wait instead of
+	// reporting as roots.
+	decided sync.Map
 	// fallbackLogged: one log line per kind on the live-read fallback per
 	// process.
 	fallbackLogged sync.Map
@@ -380,12 +386,24 @@ func (s *Supervisor) discover(ctx context.Context) {
 	for _, gk := range gone {
 		s.Log.Info("kind no longer registered by any adapter; its watch stops and its AIBOMs are kept", "kind", gk.String())
 		s.stop(gk)
+		s.decided.Delete(gk)
 	}
 	s.resolveUnknownOwners(ctx)
 	served := &graph.ServedVersions{Discovery: s.discovery}
 	failed := false
 	defer func() { s.discoveryFailed.Store(failed) }()
+	// The kinds this pass looked at are decided once it has started or
+	// stopped their watches (readable reads the watch first).
+	var looked []schema.GroupKind
+	defer func() {
+		for _, gk := range looked {
+			s.decided.Store(gk, true)
+		}
+	}()
 	for _, e := range s.Registry.AllEntries() {
+		// Looked at even when discovery fails: a kind whose group cannot
+		// be discovered degrades as an absent one does, never waits.
+		looked = append(looked, e.GroupKind())
 		version, ok, err := served.Preferred(e)
 		if err != nil {
 			// Neither start nor stop on a failed discovery: next pass.
@@ -730,6 +748,11 @@ func (s *Supervisor) readable(e graph.Entry) (*kindWatch, error) {
 	kw := s.kinds[e.GroupKind()]
 	s.mu.RUnlock()
 	if kw == nil {
+		if _, ok := s.decided.Load(e.GroupKind()); !ok {
+			// Registered, but no discovery pass has looked at it yet:
+			// undecided, not absent (tracked means registered).
+			return nil, fmt.Errorf("%s: %w: no discovery pass has looked at it yet", e.Kind.String(), graph.ErrKindNotSynced)
+		}
 		return nil, fmt.Errorf("%s: %w", e.Kind.String(), graph.ErrKindNotReady)
 	}
 	if !kw.synced.Load() {
