@@ -364,14 +364,7 @@ func dataset(f *adapter.Findings, value string, conf adapter.Confidence, src ada
 	if podtemplate.IsPlaceholder(value) {
 		return
 	}
-	name := value
-	for _, scheme := range []string{"hf://", "hf:"} {
-		if rest, ok := strings.CutPrefix(name, scheme); ok {
-			name = rest
-			break
-		}
-	}
-	f.Data = append(f.Data, adapter.Data{Name: podtemplate.RedactInto(name, loc, f), Kind: DataKindDataset, Confidence: conf,
+	f.Data = append(f.Data, adapter.Data{Name: podtemplate.RedactInto(podtemplate.DatasetName(value), loc, f), Kind: DataKindDataset, Confidence: conf,
 		Evidence: adapter.Evidence{Source: src, Locator: loc}})
 }
 

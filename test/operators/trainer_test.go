@@ -53,7 +53,7 @@ func TestKubeflowTrainer(t *testing.T) {
 			// The model initializer's STORAGE_URI is the model; the
 			// dataset initializer's is data.
 			models:  []string{"meta-llama/Llama-3.2-1B-Instruct"},
-			data:    []string{"hf://tatsu-lab/alpaca"},
+			data:    []string{"tatsu-lab/alpaca"},
 			running: map[string]int{"ghcr.io/kubeflow/trainer/torchtune-trainer": 1},
 		}},
 	})

@@ -303,7 +303,7 @@ func (w *walker) modelFields(m map[string]any, keys []string, path string, datas
 					recorded = true
 				}
 			case nk == "storageuri" && dataset && !podtemplate.IsPlaceholder(val):
-				out.Data = append(out.Data, adapter.Data{Name: podtemplate.RedactInto(val, loc, out), Kind: podtemplate.DataKindDataset,
+				out.Data = append(out.Data, adapter.Data{Name: podtemplate.RedactInto(podtemplate.DatasetName(val), loc, out), Kind: podtemplate.DataKindDataset,
 					Confidence: adapter.Inferred, Evidence: adapter.Evidence{Source: adapter.SourceCRDField, Locator: loc}})
 			}
 		case map[string]any:

@@ -112,7 +112,7 @@ spec:
   modelId: "${MODEL}"
   gpu: {model: A100}
   nodeSelector: {model: h100}`,
-			data: []claim{{"dataset:hf://tatsu-lab/alpaca", "spec.dataset.storageUri"}},
+			data: []claim{{"dataset:tatsu-lab/alpaca", "spec.dataset.storageUri"}},
 		},
 		{
 			name: "env lists outside a container",

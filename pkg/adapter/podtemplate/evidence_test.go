@@ -107,7 +107,7 @@ func TestEvidenceClasses(t *testing.T) {
 		{"a server's output-looking path is still a model", map[string]any{"image": "vllm/vllm-openai:v0.8.4", "args": strs("--model", "/mnt/output/ft-llama")},
 			names{runtimes: []string{"vllm"}, models: []string{"ft-llama"}}},
 		{"dataset initializer STORAGE_URI", map[string]any{"name": "dataset-initializer", "image": "ghcr.io/kubeflow/trainer/dataset-initializer:v2.0.0",
-			"env": env("STORAGE_URI", "hf://tatsu-lab/alpaca")}, names{data: []string{"dataset:hf://tatsu-lab/alpaca"}}},
+			"env": env("STORAGE_URI", "hf://tatsu-lab/alpaca")}, names{data: []string{"dataset:tatsu-lab/alpaca"}}},
 		{"model initializer STORAGE_URI is a model", map[string]any{"name": "model-initializer", "image": "ghcr.io/kubeflow/trainer/model-initializer:v2.0.0",
 			"env": env("STORAGE_URI", "hf://Qwen/Qwen2.5-1.5B")}, names{models: []string{"Qwen/Qwen2.5-1.5B"}}},
 		// Storage URIs name the model by the segment a reader would.

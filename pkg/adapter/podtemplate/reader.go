@@ -288,7 +288,7 @@ func (r *commandReader) hubArgs(ws []word) {
 		case strings.Contains(flag, "data"):
 			ref, ok := parseModelValue(val)
 			if ok && ref.name != "" {
-				r.f.Data = append(r.f.Data, adapter.Data{Name: RedactInto(ref.name, loc, r.f), Kind: DataKindDataset, Confidence: adapter.Inferred,
+				r.f.Data = append(r.f.Data, adapter.Data{Name: RedactInto(DatasetName(strings.TrimSpace(val)), loc, r.f), Kind: DataKindDataset, Confidence: adapter.Inferred,
 					Evidence: adapter.Evidence{Source: w.source, Locator: loc}})
 			}
 		case isOutputFlag(flag):

@@ -297,7 +297,7 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 			if m.Source != "" {
 				name = m.Source
 			}
-			envFindings.Data = append(envFindings.Data, adapter.Data{Name: name, Kind: DataKindDataset, Confidence: m.Confidence, Evidence: m.Evidence})
+			envFindings.Data = append(envFindings.Data, adapter.Data{Name: DatasetName(name), Kind: DataKindDataset, Confidence: m.Confidence, Evidence: m.Evidence})
 		}
 		envFindings.Models = nil
 		servedEnv = nil
@@ -336,6 +336,19 @@ func (ps *podScraper) container(raw any, cpath string, init bool, f *adapter.Fin
 		})
 	}
 	return nil
+}
+
+// DatasetName is how a dataset named by value is listed: a Hugging Face
+// dataset by its hub id, as a model is ("hf://tatsu-lab/alpaca" is
+// "tatsu-lab/alpaca"); any other location whole (an s3:// or gs:// URI is
+// its identity).
+func DatasetName(value string) string {
+	for _, scheme := range []string{"hf://", "huggingface://", "hf:"} {
+		if rest, ok := strings.CutPrefix(value, scheme); ok && rest != "" {
+			return strings.TrimRight(rest, "/")
+		}
+	}
+	return value
 }
 
 // DataKindDataset is the adapter.Data kind of a dataset a job fetches or

@@ -146,6 +146,38 @@ func TestBarePodIsItsOwnGenericRoot(t *testing.T) {
 	require.Equal(t, graph.ReasonNotFound, settled.Reason, "still counted as not found")
 }
 
+// A mirror pod is controlled by its Node, a cluster-scoped kind: the chain
+// ends below it and the pod is its own root. A cluster-scoped custom kind is
+// a generic owner as the reference names it until the controller learns its
+// scope (watch.resolveUnknownOwners marks it); from then on it ends the
+// chain too. An owner is never looked for outside the pod's namespace.
+func TestAClusterScopedOwnerEndsTheChain(t *testing.T) {
+	var w coretest.World
+	node := w.Add(schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "gpu-node-1", nil)
+	pool := w.Add(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "GPUPool"}, "pool-a", nil)
+	mirror := w.Add(coretest.PodGVK, "vllm-gpu-node-1", node)
+	pooled := w.Add(coretest.PodGVK, "vllm-pool-a", pool)
+	w.Objs = []client.Object{mirror, pooled}
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	walker := graph.Walker{Registry: reg, Store: store}
+
+	res := walker.TrackedOwner(context.Background(), mirror)
+	require.Nil(t, res.Owner)
+	require.Equal(t, graph.ReasonUntrackedKind, res.Reason)
+	require.True(t, walker.IsGenericRoot(mirror, res), "the mirror pod is its own root")
+
+	res = walker.TrackedOwner(context.Background(), pooled)
+	require.NotNil(t, res.Owner, "scope not known yet: a generic owner as the reference names it")
+	require.Equal(t, "pool-a", res.Owner.Name)
+	require.True(t, res.Owner.Generic && res.Owner.Unread)
+
+	reg.MarkClusterScopedOwner(schema.GroupKind{Group: "example.com", Kind: "GPUPool"})
+	res = walker.TrackedOwner(context.Background(), pooled)
+	require.Nil(t, res.Owner)
+	require.True(t, walker.IsGenericRoot(pooled, res), "known cluster-scoped: the pod is its own root")
+}
+
 // TestSettledDanglingWalkEndsAtTheTopmostOwnerRead: a pod whose ReplicaSet
 // exists but whose Deployment is gone settles (past the grace) on the
 // ReplicaSet as its generic root, not on the pod.
