@@ -290,7 +290,22 @@ func TestInvalidEditKeepsLastGoodVersionAndEveryAIBOM(t *testing.T) {
 		require.Equal(t, before.UID, got.UID)
 		time.Sleep(tick)
 	}
+
+	// Deleted for good: past the grace the AIBOM is re-verified, and kept,
+	// as the generic root the widget now is; the Deployment stays absorbed.
 	require.NoError(t, env.Client.Delete(ctx, &v1alpha1.AIBOMAdapterProfile{ObjectMeta: metav1.ObjectMeta{Name: "widgets-lg"}}))
+	require.Eventually(t, func() bool { return !controller.Registry.IsTracked(widgetGK) }, eventually, tick)
+	deadline = time.Now().Add(removalGrace + 3*time.Second)
+	for time.Now().Before(deadline) {
+		got := &v1alpha1.AIBOM{}
+		require.NoError(t, env.Client.Get(ctx, key, got), "a deleted profile's kind keeps its AIBOM as a generic root")
+		require.Equal(t, before.UID, got.UID)
+		require.True(t, apierrors.IsNotFound(env.Client.Get(ctx, harness.AIBOMKey(ns, deploymentGK, "gizmo-server"), &v1alpha1.AIBOM{})),
+			"the absorbed Deployment must stay absorbed")
+		time.Sleep(tick)
+	}
+	a = waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, `"aibom.root.generic"`) })
+	require.Len(t, a.Status.Absorbed, 1)
 }
 
 // A broken profile is a condition on it, never a crash, and never affects
