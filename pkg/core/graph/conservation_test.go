@@ -174,6 +174,7 @@ func checkConservationAt(t *testing.T, reg *graph.Registry, forest int, objs []c
 	closure := graph.Closure{Registry: reg, Store: store}
 	appearances := map[types.UID]int{}
 	suppressedBy := map[types.UID]string{}
+	unfit := map[string]bool{} // pods a closure refused (a controller outside the declared path)
 	absorb := func(root client.Object) {
 		d, err := closure.Descendants(ctx, root)
 		require.NoError(t, err)
@@ -182,6 +183,9 @@ func checkConservationAt(t *testing.T, reg *graph.Registry, forest int, objs []c
 		}
 		for _, pod := range d.Pods {
 			appearances[pod.GetUID()]++
+		}
+		for _, u := range d.Unfit {
+			unfit[u.Name] = true
 		}
 	}
 	// Unread generic roots: one per owner UID their references name.
@@ -236,8 +240,12 @@ func checkConservationAt(t *testing.T, reg *graph.Registry, forest int, objs []c
 		n := appearances[p.GetUID()]
 		require.LessOrEqual(t, n, 1, "forest %d: pod %s in %d AIBOMs\n%s", forest, p.GetName(), n, describe(objs))
 		res := walks[p.GetUID()]
-		if (res.Owner != nil && res.Owner.Generic) || walker.IsGenericRoot(p, res) {
+		switch {
+		case (res.Owner != nil && res.Owner.Generic) || walker.IsGenericRoot(p, res):
 			require.Equal(t, 1, n, "forest %d: pod %s under generic root %v in %d AIBOMs\n%s", forest, p.GetName(), res.Owner, n, describe(objs))
+		case res.Owner != nil && !unfit[p.GetName()]:
+			// Under a tracked root, on its declared path: in its AIBOM.
+			require.Equal(t, 1, n, "forest %d: pod %s under tracked root %v in %d AIBOMs\n%s", forest, p.GetName(), res.Owner, n, describe(objs))
 		}
 	}
 }
