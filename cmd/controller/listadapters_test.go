@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,20 @@ func TestListAdaptersIsADryRun(t *testing.T) {
 	}
 	if len(l.Adapters) != 3 || l.Adapters[2].Source != adapterinfo.SourcePlugin || l.Adapters[2].Path != flaky {
 		t.Errorf("JSON listing = %+v", l)
+	}
+
+	// A profile file that does not load stops the start, naming the file and
+	// the line; so does an inline cap below the smallest every document fits.
+	broken := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(broken, []byte("apiVersion: aibom.dev/v1alpha1\nkind: AIBOMAdapterProfile\nmetadata: {name: broken}\nspec:\n  version: 0.1.0\n  kinds:\n  - {group: example.com, kind: Gizmo, versions: [v1], role: tracked}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = run("--list-adapters", "--adapter-profile", broken)
+	if code == 0 || !strings.Contains(stderr, broken) || !strings.Contains(stderr, "YAML line 7") {
+		t.Errorf("a broken profile file: exit %d, stderr %q; want a refusal naming the file and line", code, stderr)
+	}
+	_, stderr, code = run("--list-adapters", "--max-document-bytes", "1024")
+	if code == 0 || !strings.Contains(stderr, "must be between 8192") {
+		t.Errorf("--max-document-bytes=1024: exit %d, stderr %q; want a refusal", code, stderr)
 	}
 }
