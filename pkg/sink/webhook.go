@@ -5,14 +5,14 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
 )
 
 // CloudEvent types the webhook sink sends.
@@ -56,26 +56,9 @@ func (w *Webhook) Name() string { return w.SinkName }
 
 func (w *Webhook) scrubber() *Scrubber { return NewScrubber(w.URL) }
 
-// cloudEvent is the JSON event format of one event, in the order written.
-// Extension attributes are lower-case alphanumerics (CloudEvents naming).
-type cloudEvent struct {
-	SpecVersion     string `json:"specversion"`
-	ID              string `json:"id"`
-	Source          string `json:"source"`
-	Type            string `json:"type"`
-	Subject         string `json:"subject"`
-	Time            string `json:"time"`
-	DataContentType string `json:"datacontenttype,omitempty"`
-	DataSchema      string `json:"dataschema,omitempty"`
-	Namespace       string `json:"aibomnamespace"`
-	Kind            string `json:"aibomkind"`
-	Name            string `json:"aibomname"`
-	UID             string `json:"aibomuid"`
-	SHA256          string `json:"aibomsha256,omitempty"`
-	DataBase64      string `json:"data_base64,omitempty"`
-}
-
-// CloudEvent builds the structured-mode CloudEvent of an event.
+// CloudEvent builds the structured-mode CloudEvent of an event with the
+// CloudEvents Go SDK's event model, in its JSON event format. Extension
+// attributes are lower-case alphanumerics (CloudEvents naming).
 //
 // A write carries the document in data_base64 with datacontenttype
 // application/vnd.cyclonedx+json: the CloudEvents JSON format puts data of
@@ -86,13 +69,12 @@ type cloudEvent struct {
 // data and the id "deleted:<subject uid>:<sha>". docs/sinks.md has the wire
 // format.
 func CloudEvent(ev Event, now time.Time) ([]byte, error) {
-	ce := cloudEvent{
-		SpecVersion: "1.0",
-		Source:      fmt.Sprintf("/apis/aibom.dev/v1alpha1/namespaces/%s/aiboms/%s", url.PathEscape(ev.AIBOM.Namespace), url.PathEscape(ev.AIBOM.Name)),
-		Subject:     ev.AIBOM.Namespace + "/" + ev.Subject.Kind + "/" + ev.Subject.Name,
-		Time:        now.UTC().Format(time.RFC3339Nano),
-		Namespace:   ev.AIBOM.Namespace, Kind: ev.Subject.Kind, Name: ev.Subject.Name, UID: ev.Subject.UID,
-		SHA256: ev.SHA256,
+	ce := event.New(event.CloudEventsVersionV1)
+	ce.SetSource(fmt.Sprintf("/apis/aibom.dev/v1alpha1/namespaces/%s/aiboms/%s", url.PathEscape(ev.AIBOM.Namespace), url.PathEscape(ev.AIBOM.Name)))
+	ce.SetSubject(ev.AIBOM.Namespace + "/" + ev.Subject.Kind + "/" + ev.Subject.Name)
+	ce.SetTime(now.UTC())
+	for name, v := range map[string]string{"aibomnamespace": ev.AIBOM.Namespace, "aibomkind": ev.Subject.Kind, "aibomname": ev.Subject.Name, "aibomuid": ev.Subject.UID} {
+		ce.SetExtension(name, v)
 	}
 	switch ev.Op {
 	case OpWrite:
@@ -104,21 +86,27 @@ func CloudEvent(ev Event, now time.Time) ([]byte, error) {
 		if len(ev.Document) == 0 {
 			return nil, errors.New("a written event without a document")
 		}
-		ce.ID, ce.SHA256, ce.Type = sha, sha, EventTypeWritten
-		ce.DataContentType, ce.DataSchema = MediaType, DataSchema
-		ce.DataBase64 = base64.StdEncoding.EncodeToString(ev.Document)
+		ce.SetID(sha)
+		ce.SetType(EventTypeWritten)
+		ce.SetExtension("aibomsha256", sha)
+		ce.SetDataSchema(DataSchema)
+		ce.DataBase64 = true
+		if err := ce.SetData(MediaType, ev.Document); err != nil {
+			return nil, err
+		}
 	case OpDelete:
-		ce.ID, ce.Type = "deleted:"+ev.Subject.UID+":"+ev.SHA256, EventTypeDeleted
+		ce.SetID("deleted:" + ev.Subject.UID + ":" + ev.SHA256)
+		ce.SetType(EventTypeDeleted)
+		if ev.SHA256 != "" {
+			ce.SetExtension("aibomsha256", ev.SHA256)
+		}
 	default:
 		return nil, fmt.Errorf("unknown op %q", ev.Op)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ce); err != nil {
-		return nil, err
+	if err := ce.Validate(); err != nil {
+		return nil, fmt.Errorf("cloudevent: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return ce.MarshalJSON()
 }
 
 // Sign returns the SignatureHeader value of body under key.
