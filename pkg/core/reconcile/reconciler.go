@@ -641,8 +641,28 @@ func (r *Reconciler) countMiss(ctx context.Context, walk graph.WalkResult) {
 		return // an owner of a kind nobody declared is ordinary, not a fault
 	}
 	if _, loaded := r.missLogged.LoadOrStore(walk.MissKind+"/"+walk.Reason, true); !loaded {
-		log.FromContext(ctx).Info("ownership walk could not pass an owner; reporting the workload as a root (logged once per kind)",
+		log.FromContext(ctx).V(1).Info("ownership walk could not pass an owner: "+missCause(walk.Reason)+" (logged once per kind and cause)",
 			"ownerKind", walk.MissKind, "reason", walk.Reason, "error", errString(walk.Err))
+	}
+}
+
+// missCause words why a walk could not pass an owner, for its log line.
+func missCause(reason string) string {
+	switch reason {
+	case graph.ReasonNoMatch:
+		return "its kind is not served by the cluster; the workload reports as a root"
+	case graph.ReasonForbidden:
+		return "the controller may not read its kind; the workload reports as a root"
+	case graph.ReasonNotSynced:
+		return "its kind's cache is not synced yet; the workload waits"
+	case graph.ReasonNotFound:
+		return "it does not exist (deleted, or not created yet)"
+	case graph.ReasonDepthCap:
+		return "the chain is longer than the depth cap; the workload reports as a root"
+	case graph.ReasonCycle:
+		return "the chain leads back to itself; the workload reports as a root"
+	default:
+		return "reason " + reason + "; the workload reports as a root"
 	}
 }
 

@@ -429,7 +429,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 			setHealth(e, false)
 		case !ok:
 			if _, logged := s.absentLogged.LoadOrStore(e.GroupKind(), true); !logged {
-				s.Log.Info("kind not served by the cluster; it is watched once its CRD appears", "kind", e.Kind.String(), "versions", e.Versions)
+				s.Log.V(1).Info("kind not served by the cluster; it is watched once its CRD appears (logged once per kind)", "kind", e.Kind.String(), "versions", e.Versions)
 			}
 			setHealth(e, false)
 		case kw != nil && kw.entry.Version == version && kw.fallback:
