@@ -44,14 +44,35 @@ func aibomsIn(t *testing.T, ns string) int {
 
 // With nothing changing, the controller sends no request at all: no probe,
 // no discovery, no watch renewal, although the discovery interval (the
-// period of the polling this replaced) is a second here.
+// period of the polling this replaced) is a second here; generic roots (a
+// bare pod, an owner no adapter declares) cost nothing while quiet either.
 func TestQuietControllerSendsNoRequests(t *testing.T) {
 	c, err := env.StartControllerWith(harness.ControllerOptions{DiscoveryInterval: time.Second}, apps.New())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
 	ns := env.NewNamespace(t, "q", true)
 	env.MustApply(t, ns, harness.DeploymentChain("llama", digest))
+	// Generic roots too: a bare pod, and pods of an operator no adapter
+	// declares (its kind not served here: an owner as the reference names it).
+	env.MustApply(t, ns, `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: sg-leader
+  ownerReferences: [{apiVersion: serving.example.com/v1, kind: ServingGroup, name: sg, uid: 5d1c6c2e-0f3b-4c1e-9d7a-2b8e4f6a1c3d, controller: true}]
+spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3"}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: notebook}
+spec: {containers: [{name: sglang, image: "lmsysorg/sglang:v0.4.6"}]}
+`)
 	waitDocument(t, ns, "llama", digest)
+	for key, gk := range map[string]schema.GroupKind{"sg": {Group: "serving.example.com", Kind: "ServingGroup"}, "notebook": {Kind: "Pod"}} {
+		require.Eventually(t, func() bool {
+			return env.Client.Get(context.Background(), harness.AIBOMKey(ns, gk, key), &v1alpha1.AIBOM{}) == nil
+		}, eventually, tick, "the generic root %s/%s has its AIBOM", gk.Kind, key)
+	}
 	require.NoError(t, c.WaitSettled(time.Second, eventually))
 
 	before := c.Requests.Snapshot()
