@@ -378,6 +378,24 @@ func TestChartAdaptersTrimRBAC(t *testing.T) {
 	require.Equal(t, []string{"", "aibom.dev", "apiextensions.k8s.io", "apps", "batch", "coordination.k8s.io", "events.k8s.io"}, some)
 }
 
+// TestChartGenericOwnerGroups: rbac.genericOwnerGroups grants reading (never
+// writing) every kind of the named groups, so that owners no adapter
+// declares are read as generic roots; by default nothing of the sort.
+func TestChartGenericOwnerGroups(t *testing.T) {
+	readsAll := func(values, group string) (verbs []string) {
+		for _, g := range controllerGrants(t, render(t, values)) {
+			if g.group == group && g.resource == "*" {
+				verbs = append(verbs, g.verb)
+			}
+		}
+		sort.Strings(verbs)
+		return verbs
+	}
+	require.Empty(t, readsAll("", "serving.example.com"))
+	require.Equal(t, []string{"get", "list", "watch"}, readsAll("rbac: {genericOwnerGroups: [serving.example.com, eval.example.org]}", "serving.example.com"))
+	require.Equal(t, []string{"get", "list", "watch"}, readsAll("rbac: {genericOwnerGroups: [serving.example.com, eval.example.org]}", "eval.example.org"))
+}
+
 // TestChartSecureDefaults: the pod as a security review reads it.
 func TestChartSecureDefaults(t *testing.T) {
 	for name, values := range map[string]string{"defaults": "", "non-default": nonDefaultValues} {
