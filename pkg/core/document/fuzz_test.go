@@ -167,8 +167,15 @@ func checkBuild(t *testing.T, in Input, validate bool) {
 	} else {
 		require.Zero(t, res.Truncated)
 	}
-	require.Equal(t, res.Truncated > 0, bytes.Contains(res.JSON, []byte(`"aibom.truncation.applied"`)),
+	require.Equal(t, res.Truncated > 0 || res.PropertiesDropped > 0, bytes.Contains(res.JSON, []byte(`"aibom.truncation.applied"`)),
 		"a truncation is recorded in the document, and only then")
+	if res.PropertiesDropped > 0 {
+		var top struct {
+			Components []json.RawMessage `json:"components"`
+		}
+		require.NoError(t, json.Unmarshal(res.JSON, &top))
+		require.Empty(t, top.Components, "a bare document drops every component first")
+	}
 
 	again, err := Build(in)
 	require.NoError(t, err)
