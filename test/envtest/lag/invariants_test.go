@@ -74,7 +74,9 @@ func TestForgedReaderFactsAndDocumentRefAreRepaired(t *testing.T) {
 // the grace period and without a subject it is deleted.
 func TestAIBOMTheControllerDidNotWriteIsMarkedNotExportedAndRemoved(t *testing.T) {
 	c := startController(t, &harness.Lag{})
-	ns := env.NewNamespace(t, "lag", true)
+	// The sweep runs once below: the controller must know the namespace is
+	// opted in by then (a namespace it has not seen opt in is not its own).
+	ns := readyNamespace(t, c)
 	ctx := context.Background()
 	doc := `{"bomFormat":"CycloneDX","specVersion":"1.6"}`
 	a := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "looks-official",
