@@ -351,7 +351,8 @@ spec:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: vllm, image: "vllm/vllm-openai:v0.6.3"}]}
 `)
-	a := waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "web"), nil)
+	// Created first, its status written next: wait for the status.
+	a := waitAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "web"), func(a *v1alpha1.AIBOM) bool { return a.Status.DocumentSHA256 != "" })
 	require.Equal(t, "vllm", a.Status.Summary.Runtime)
 	for _, p := range controller.Registry.Adapters() {
 		require.NotEqual(t, "claims-deployments", p.Name())
