@@ -85,6 +85,7 @@ type tracker struct {
 	extra   map[key]bool      // AIBOMs of no root
 	present map[key]bool      // AIBOMs that exist
 	start   time.Time
+	firstAt time.Duration // the first AIBOM seen; 0 until then
 	doneAt  time.Duration
 	done    chan struct{}
 	closed  bool
@@ -110,6 +111,9 @@ func (t *tracker) observe(a *v1alpha1.AIBOM) {
 	k := key{a.Namespace, a.Name}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.firstAt == 0 && !t.start.IsZero() {
+		t.firstAt = time.Since(t.start)
+	}
 	t.present[k] = true
 	root, ok := t.roots[k]
 	if !ok {

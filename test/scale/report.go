@@ -101,13 +101,16 @@ type Latency struct {
 // ColdStart is from the controller's start until it settled after every
 // AIBOM was correct.
 type ColdStart struct {
-	ReadySeconds     float64        `json:"readySeconds"`
-	ConvergedSeconds float64        `json:"convergedSeconds"`
-	Requests         map[string]int `json:"requests"`
-	Total            int            `json:"total"`
-	Writes           int            `json:"writes"`
-	RequestsPerRoot  float64        `json:"requestsPerRoot"`
-	WritesPerRoot    float64        `json:"writesPerRoot"`
+	ReadySeconds     float64 `json:"readySeconds"`
+	ConvergedSeconds float64 `json:"convergedSeconds"`
+	// FirstAIBOMSeconds is when the first AIBOM was seen (its create's
+	// watch event): the start-up share of ConvergedSeconds.
+	FirstAIBOMSeconds float64        `json:"firstAIBOMSeconds"`
+	Requests          map[string]int `json:"requests"`
+	Total             int            `json:"total"`
+	Writes            int            `json:"writes"`
+	RequestsPerRoot   float64        `json:"requestsPerRoot"`
+	WritesPerRoot     float64        `json:"writesPerRoot"`
 	// Transient counts AIBOMs deleted during the cold start: written for a
 	// workload that turned out to be absorbed.
 	Transient  int            `json:"transient"`
@@ -224,6 +227,7 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("| controller | value |")
 	p("|---|---|")
 	p("| ready (/readyz) after start | %.2f s |", r.ColdStart.ReadySeconds)
+	p("| first AIBOM seen after start | %.2f s |", r.ColdStart.FirstAIBOMSeconds)
 	p("| every AIBOM correct after start | %.2f s |", r.ColdStart.ConvergedSeconds)
 	if r.Replay != nil {
 		p("| API server's own time for the controller's %d cold-start writes (replayed, %d writers) | %.2f s (%.0f writes/s); convergence / replay = %.1f× |",

@@ -144,11 +144,18 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 	missed := map[string]bool{}
 	rootKind, _ := c.Registry.Lookup(root.GetObjectKind().GroupVersionKind().GroupKind())
 	queue := []frontier{{obj: root, anchor: rootKind.Kind, anchorName: root.GetName()}}
+	// A kind that could not be read is a miss once per closure: it is not
+	// asked again below the next parent (most registered kinds are not
+	// served in a given cluster, and each ask builds an error).
+	unreadable := make([]bool, len(entries))
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
 		parentGK := parent.obj.GetObjectKind().GroupVersionKind().GroupKind()
-		for _, e := range entries {
+		for i, e := range entries {
+			if unreadable[i] {
+				continue
+			}
 			if hints != nil && !hints.MayBeControlledBy(e, parentGK) {
 				continue // no object of this kind has a controller of the parent's kind
 			}
@@ -165,9 +172,10 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 				if classifyReadError(err) == ReasonError {
 					return Descendants{}, fmt.Errorf("closure of %s/%s: list %s: %w", root.GetNamespace(), root.GetName(), e.Kind.String(), err)
 				}
-				if !missed[e.Kind.String()] {
-					missed[e.Kind.String()] = true
-					out.Misses = append(out.Misses, e.Kind.String())
+				unreadable[i] = true
+				if k := e.Kind.String(); !missed[k] {
+					missed[k] = true
+					out.Misses = append(out.Misses, k)
 				}
 				continue
 			}

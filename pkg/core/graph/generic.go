@@ -133,6 +133,7 @@ func (r *Registry) AddGenericKind(k adapter.Kind) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changedLocked()
 	if _, ok := r.kinds[k.GroupKind()]; ok {
 		return nil
 	}

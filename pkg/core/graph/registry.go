@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,6 +75,10 @@ type Registry struct {
 	// same kind takes precedence.
 	generic map[schema.GroupKind]*Entry
 	unknown unknownOwners
+	// gen counts the changes (r.mu held for writing); walked memoizes
+	// Entries (every closure and walk asks for it) at a generation.
+	gen    atomic.Uint64
+	walked atomic.Pointer[entriesMemo]
 }
 
 // NewRegistry validates every adapter's declarations and merges them. A kind
@@ -189,6 +195,7 @@ func (r *Registry) Registered(gk schema.GroupKind) bool {
 func (r *Registry) SetEnabled(names []string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changedLocked()
 	if names == nil {
 		r.disabled = nil
 		return nil
@@ -237,6 +244,7 @@ func (r *Registry) adapterNames() []string {
 func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changedLocked()
 	e, ok := r.kinds[gk]
 	if !ok {
 		e, ok = r.generic[gk]
@@ -255,9 +263,27 @@ func (r *Registry) SetServedVersion(gk schema.GroupKind, version string) error {
 
 // Entries returns every registered tracked and walk-only kind (the
 // ownership graph's), sorted by group then kind.
+//
+// The slice is shared between callers until the registry changes: callers
+// must not modify it.
 func (r *Registry) Entries() []Entry {
-	return r.entries(func(e *Entry) bool { return e.Role != adapter.RoleReferenced && !r.disabled[e.Adapter.Name()] })
+	if m := r.walked.Load(); m != nil && m.gen == r.gen.Load() {
+		return m.entries
+	}
+	out, gen := r.entriesAt(func(e *Entry) bool { return e.Role != adapter.RoleReferenced && !r.disabled[e.Adapter.Name()] })
+	out = slices.Clip(out)
+	r.walked.Store(&entriesMemo{gen: gen, entries: out})
+	return out
 }
+
+// entriesMemo is Entries as of a registry generation.
+type entriesMemo struct {
+	gen     uint64
+	entries []Entry
+}
+
+// changedLocked invalidates the memo of Entries (r.mu held for writing).
+func (r *Registry) changedLocked() { r.gen.Add(1) }
 
 // AllEntries returns every registered kind, referenced kinds included: the
 // kinds the supervisor watches.
@@ -266,7 +292,15 @@ func (r *Registry) AllEntries() []Entry {
 }
 
 func (r *Registry) entries(keep func(*Entry) bool) []Entry {
+	out, _ := r.entriesAt(keep)
+	return out
+}
+
+// entriesAt returns the kinds keep keeps, sorted, and the generation they
+// are of.
+func (r *Registry) entriesAt(keep func(*Entry) bool) ([]Entry, uint64) {
 	r.mu.RLock()
+	gen := r.gen.Load()
 	out := make([]Entry, 0, len(r.kinds)+len(r.generic))
 	for _, e := range r.kinds {
 		if keep(e) {
@@ -285,7 +319,7 @@ func (r *Registry) entries(keep func(*Entry) bool) []Entry {
 		}
 		return out[i].Kind.Kind < out[j].Kind.Kind
 	})
-	return out
+	return out, gen
 }
 
 // TrackedEntries returns the tracked kinds, sorted.
@@ -313,6 +347,7 @@ func (r *Registry) SetAdapters(list ...adapter.Adapter) (added, changed, removed
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changedLocked()
 	for gk, e := range next.kinds {
 		old, ok := r.kinds[gk]
 		if !ok {

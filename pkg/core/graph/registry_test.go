@@ -115,3 +115,47 @@ func TestSetAdaptersReplacesTheKindsAtomically(t *testing.T) {
 	e, _ := reg.Lookup(coretest.DeployGVK.GroupKind())
 	require.Equal(t, "v1", e.Version, "a kind that stays keeps its served version")
 }
+
+// Entries is memoized; every change of the registry shows in the next call:
+// a served version, an adapter turned off, a generic kind, a new adapter set.
+func TestEntriesFollowEveryChange(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	find := func(gk schema.GroupKind) (graph.Entry, bool) {
+		for _, e := range reg.Entries() {
+			if e.GroupKind() == gk {
+				return e, true
+			}
+		}
+		return graph.Entry{}, false
+	}
+	deploy := coretest.DeployGVK.GroupKind()
+	e, ok := find(deploy)
+	require.True(t, ok)
+	versions := e.Versions
+	require.NotEmpty(t, versions)
+	last := versions[len(versions)-1]
+	require.NoError(t, reg.SetServedVersion(deploy, last))
+	e, _ = find(deploy)
+	require.Equal(t, last, e.Version, "a served version chosen after the first call shows")
+
+	widget := schema.GroupKind{Group: "widgets.example.com", Kind: "Widget"}
+	_, ok = find(widget)
+	require.False(t, ok)
+	require.NoError(t, reg.AddGenericKind(coretest.Kind("widgets.example.com", "Widget", "widgets", "v1", adapter.RoleWalkOnly)))
+	_, ok = find(widget)
+	require.True(t, ok, "a generic kind added after the first call shows")
+
+	require.NoError(t, reg.SetEnabled([]string{}))
+	for _, e := range reg.Entries() {
+		require.NotEqual(t, deploy, e.GroupKind(), "a kind of an adapter turned off is gone")
+	}
+	require.NoError(t, reg.SetEnabled(nil))
+	_, ok = find(deploy)
+	require.True(t, ok, "and back once it is on again")
+
+	gadget := coretest.TestAdapter{AdapterName: "gadgets", AdapterKinds: []adapter.Kind{coretest.Kind("gadgets.example.com", "Gadget", "gadgets", "v1", adapter.RoleTracked)}}
+	_, _, _, err := reg.SetAdapters(append(reg.Adapters(), gadget)...)
+	require.NoError(t, err)
+	_, ok = find(schema.GroupKind{Group: "gadgets.example.com", Kind: "Gadget"})
+	require.True(t, ok, "an adapter set replaced after the first call shows")
+}

@@ -100,6 +100,13 @@ const (
 	OpAIBOM
 )
 
+// resolvesInCache reports whether a worker resolves the request from the
+// caches, without a write (a kind on the live-read fallback aside): one
+// ownership level, or one object's descendants.
+func (o MapOp) resolvesInCache() bool {
+	return o == OpRootOf || o == OpDescendants
+}
+
 func (o MapOp) String() string {
 	switch o {
 	case OpRootOf:

@@ -6,7 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -134,14 +136,38 @@ func (w *StandbyQueue) Attached() bool {
 	return w.q != nil
 }
 
-// Add enqueues r when the controller's queue is attached.
+// Add enqueues r when the controller's queue is attached. A mapping request
+// goes ahead of the workload reconciles (see MappingPriority).
 func (w *StandbyQueue) Add(r Request) {
 	w.mu.RLock()
 	q := w.q
 	w.mu.RUnlock()
-	if q != nil {
-		q.Add(r)
+	if q == nil {
+		return
 	}
+	if pq, ok := q.(priorityAdder); ok && r.Op.resolvesInCache() {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(MappingPriority)}, r)
+		return
+	}
+	q.Add(r)
+}
+
+// MappingPriority is the queue priority of the requests a worker resolves
+// from the caches (OpRootOf, OpDescendants); workload
+// reconciles, which write, have the default priority 0. Resolving the
+// mapping first lets the reconciles it asks for join the ones already queued
+// (the queue holds each request once) instead of running again after them:
+// at a cold start, where every object of a chain is mapped at once, a root
+// is reconciled once instead of once per level below it (1,000 Deployments
+// with a ReplicaSet and a Pod each: ~1,550 reconciles fewer, each building
+// a document only to find it unchanged). Mapping requests are bounded per
+// event and cost cache lookups, so they cannot starve the reconciles.
+const MappingPriority = 10
+
+// priorityAdder is the part of controller-runtime's priority queue (the
+// controller's default queue) that sets a request's priority.
+type priorityAdder interface {
+	AddWithOpts(o priorityqueue.AddOpts, items ...Request)
 }
 
 // Source returns the controller source through which the feed enqueues

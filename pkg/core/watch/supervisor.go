@@ -321,7 +321,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	followUps := 0
 	for {
 		s.discover(ctx)
-		s.passed.Store(true)
+		if !s.passed.Swap(true) {
+			s.Log.V(1).Info("first discovery pass done")
+		}
 		var wait <-chan time.Time
 		switch {
 		case followUps > 0:
@@ -560,6 +562,7 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 		}
 		kw.synced.Store(true)
 		s.healthy(kw)
+		s.Log.V(1).Info("kind's cache synced", "kind", e.Kind.String())
 		// Events delivered before the sync found the kind unreadable:
 		// replay every object now that it can be read.
 		s.replayCache(kctx, kw)
