@@ -3,8 +3,8 @@ package graph
 import (
 	"context"
 	"fmt"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
