@@ -448,9 +448,12 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 		}
 		aibom = &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		setSubject(aibom, entry, obj)
+		r.written.sending(key, pendingWrite{create: true})
 		if err := r.Writer.Create(ctx, aibom); apierrors.IsAlreadyExists(err) {
+			r.written.sent(key)
 			return OutcomeError, errStaleCache
 		} else if err != nil {
+			r.written.sent(key)
 			return OutcomeError, fmt.Errorf("create AIBOM %s: %w", key, err)
 		}
 		// Known from now on, whatever the cache says: a delete must not
@@ -502,10 +505,13 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 		behind = append(behind, aibom.ResourceVersion)
 	}
 	aibom.Status = status
+	rec := writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, statusSum: statusSum(status), behind: behind}
+	r.written.sending(key, pendingWrite{create: existing == nil, status: &rec})
+	defer r.written.sent(key)
 	if err := r.Writer.Status().Patch(ctx, aibom, client.MergeFrom(base)); err != nil {
 		return OutcomeError, fmt.Errorf("write AIBOM status %s: %w", key, err)
 	}
-	r.written.store(key, writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, statusSum: statusSum(status), behind: behind})
+	r.written.store(key, rec)
 	r.offer(key, aibom.Spec.Subject, sd, status.Sinks)
 	log.FromContext(ctx).Info("AIBOM written", "aibom", key.Name, "outcome", outcome, "absorbed", len(status.Absorbed), "sha256", status.DocumentSHA256)
 	return outcome, nil

@@ -41,7 +41,43 @@ type writeRecord struct {
 }
 
 // writeLog is the per-process record of AIBOM writes, by AIBOM key.
-type writeLog struct{ m sync.Map } // client.ObjectKey -> writeRecord
+type writeLog struct {
+	m sync.Map // client.ObjectKey -> writeRecord
+	// pending holds the writes sent and not answered yet (client.ObjectKey
+	// -> pendingWrite): the watch may deliver a write's echo before its
+	// response returns, and the echo must still be recognised as ours.
+	pending sync.Map
+}
+
+// pendingWrite is a write in flight: a create (no UID known yet), or a
+// status patch with the record it leaves once answered.
+type pendingWrite struct {
+	create bool
+	status *writeRecord
+}
+
+// sending records a write about to be sent; done (sent) forgets it, once
+// its outcome is in the record (or it failed).
+func (l *writeLog) sending(key client.ObjectKey, p pendingWrite) { l.pending.Store(key, p) }
+func (l *writeLog) sent(key client.ObjectKey)                    { l.pending.Delete(key) }
+
+// inFlight reports whether an AIBOM delivered by an event is the echo of a
+// write of ours still in flight: the create (no status yet) or the status
+// patch (the status it writes).
+func (l *writeLog) inFlight(a *v1alpha1.AIBOM) bool {
+	if l == nil {
+		return false
+	}
+	v, ok := l.pending.Load(client.ObjectKeyFromObject(a))
+	if !ok {
+		return false
+	}
+	p := v.(pendingWrite)
+	if p.status != nil && (p.status.uid == "" || p.status.uid == a.UID) && p.status.matches(a) {
+		return true
+	}
+	return p.create && a.Status.InputHash == "" && a.Status.DocumentSHA256 == "" && len(a.Status.Conditions) == 0
+}
 
 func (l *writeLog) load(key client.ObjectKey) (writeRecord, bool) {
 	if l == nil {
@@ -88,13 +124,16 @@ func (rec writeRecord) matches(cached *v1alpha1.AIBOM) bool {
 // it): such an event needs no reconcile.
 func (l *writeLog) ownStatus(a *v1alpha1.AIBOM) bool {
 	rec, ok := l.load(client.ObjectKeyFromObject(a))
-	return ok && (rec.matches(a) || rec.lagging(a))
+	return (ok && (rec.matches(a) || rec.lagging(a))) || l.inFlight(a)
 }
 
 // ownCreate reports whether an AIBOM delivered by a create event is the one
 // this process created, carrying no status yet or the status we last wrote
 // (the echo of our own create, or a relist): its subject needs no reconcile.
 func (l *writeLog) ownCreate(a *v1alpha1.AIBOM) bool {
+	if l.inFlight(a) {
+		return true
+	}
 	rec, ok := l.load(client.ObjectKeyFromObject(a))
 	if !ok || rec.uid == "" || rec.uid != a.UID {
 		return false
