@@ -208,8 +208,10 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 		} else if cur != nil {
 			next.Location = cur.Location
 		}
-		if cur != nil && cur.State == v1alpha1.DeliveryDelivered && r.State != v1alpha1.DeliveryDelivered {
+		if r.State != v1alpha1.DeliveryDelivered && reconcile.TrustedReceipt(a.UID, cur) {
 			// A late failure report of a document delivered since: keep.
+			// (A Delivered receipt this process did not see written is no
+			// delivery: the failure replaces it.)
 			continue
 		}
 		if cur == nil {

@@ -64,9 +64,20 @@ func TestStatusWriterApply(t *testing.T) {
 
 	// A late failure report never overwrites a delivery of the same document.
 	a = aibom()
-	a.Status.Sinks[0].State = v1alpha1.DeliveryDelivered
+	a.UID = "uid-late"
+	changed, _, _ = w.apply(a, map[string]sink.Result{"a": {Sink: "a", Op: sink.OpWrite, SHA256: "full", State: v1alpha1.DeliveryDelivered, At: at}})
+	require.True(t, changed)
 	changed, _, _ = w.apply(a, map[string]sink.Result{"a": {Sink: "a", Op: sink.OpWrite, SHA256: "full", State: v1alpha1.DeliveryFailed, Reason: v1alpha1.ReasonQueueFull, At: at}})
 	require.False(t, changed)
+
+	// But a Delivered receipt no delivery of this process wrote (forged in
+	// the status) is no delivery: the failure replaces it.
+	a = aibom()
+	a.UID = "uid-forged"
+	a.Status.Sinks[0].State = v1alpha1.DeliveryDelivered
+	changed, _, _ = w.apply(a, map[string]sink.Result{"a": {Sink: "a", Op: sink.OpWrite, SHA256: "full", State: v1alpha1.DeliveryFailed, Reason: v1alpha1.ReasonQueueFull, At: at}})
+	require.True(t, changed)
+	require.Equal(t, v1alpha1.DeliveryFailed, a.Status.Sinks[0].State)
 
 	// A sink no longer configured is ignored.
 	a = aibom()

@@ -149,6 +149,9 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 	// A controller owner of a kind no adapter declares is resolved (and
 	// read, where permitted) by the next discovery pass.
 	opts.Registry.SetUnknownOwnerHook(sup.Rediscover)
+	// Deliveries seen by an earlier controller of this process are not this
+	// one's to trust (a new process starts with none either).
+	reconcile.ForgetDeliveries()
 	settings := reconcile.NewSettings(opts.MaxDocumentBytes)
 	namespaces := watch.NewNamespaceSet()
 	refs := reconcile.NewReferenceIndex()

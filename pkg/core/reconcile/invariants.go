@@ -147,11 +147,16 @@ var trustedRefsMu sync.Mutex
 
 func refKey(sink, location, sha string) string { return sink + "\x00" + location + "\x00" + sha }
 
+// receiptKey is the record of a delivery receipt (status.sinks[]) this
+// process saw: the sink delivered the document with this hash.
+func receiptKey(sink, sha string) string { return "receipt\x00" + sink + "\x00" + sha }
+
 // TrustDelivery records that a sink delivered the document with this hash of
 // the AIBOM with this UID at location (the sinks' status writer calls it):
-// a status.documentRef to it is genuine.
+// the Delivered receipt is genuine (TrustedReceipt), and so is a
+// status.documentRef to that location.
 func TrustDelivery(uid types.UID, sink, location, sha string) {
-	if uid == "" || location == "" {
+	if uid == "" {
 		return
 	}
 	trustedRefsMu.Lock()
@@ -162,8 +167,25 @@ func TrustDelivery(uid types.UID, sink, location, sha string) {
 			m[k] = true
 		}
 	}
-	m[refKey(sink, location, sha)] = true
+	m[receiptKey(sink, sha)] = true
+	if location != "" {
+		m[refKey(sink, location, sha)] = true
+	}
 	trustedRefs.Store(uid, m)
+}
+
+// TrustedReceipt reports whether a Delivered receipt on the AIBOM with this
+// UID is one this process saw the sink deliver (TrustDelivery). Anyone with
+// update on aiboms/status can write status.sinks: a receipt no delivery of
+// this process wrote does not stop the document from being delivered (again:
+// after a restart or a failover, every document is offered once more; the
+// receivers see the same document hash, a webhook the same event id).
+func TrustedReceipt(uid types.UID, e *v1alpha1.SinkDelivery) bool {
+	if e == nil || e.State != v1alpha1.DeliveryDelivered || uid == "" {
+		return false
+	}
+	v, ok := trustedRefs.Load(uid)
+	return ok && v.(map[string]bool)[receiptKey(e.Sink, e.DocumentSHA256)]
 }
 
 // trustedRef reports whether ref, on the AIBOM with this UID, was written or
@@ -177,6 +199,13 @@ func trustedRef(uid types.UID, ref *v1alpha1.DocumentReference) bool {
 }
 
 func forgetTrustedRefs(uid types.UID) { trustedRefs.Delete(uid) }
+
+// ForgetDeliveries empties the record of deliveries seen (trusted references
+// and receipts). The record belongs to one controller process; core.Setup
+// calls it, so that a controller started again within a process (as the
+// envtests restart one) trusts, like a new process, only what it sees
+// delivered itself.
+func ForgetDeliveries() { trustedRefs.Clear() }
 
 var (
 	liveDeleteReads = prometheus.NewCounter(prometheus.CounterOpts{

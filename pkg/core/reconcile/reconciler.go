@@ -353,7 +353,7 @@ func (r *Reconciler) report(ctx context.Context, entry graph.Entry, obj *unstruc
 		// document that differs (forged, or its hash) is rewritten below.
 		r.written.store(key, writeRecord{uid: existing.UID, inputHash: existing.Status.InputHash, docSHA: existing.Status.DocumentSHA256, statusSum: statusSum(existing.Status)})
 		if len(redeliver) > 0 {
-			r.offer(key, existing.Spec.Subject, sd, existing.Status.Sinks)
+			r.offer(key, existing.UID, existing.Spec.Subject, sd, existing.Status.Sinks)
 		}
 		switch {
 		case rep.ScrapeErr != nil:
@@ -496,7 +496,7 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 		truncated.ObservedGeneration = aibom.Generation
 		meta.SetStatusCondition(&status.Conditions, *truncated)
 	}
-	setSinkStatus(&status, aibom.Status.Sinks, r.sinkNames(), sd, aibom.Generation)
+	setSinkStatus(&status, aibom.UID, aibom.Status.Sinks, r.sinkNames(), sd, aibom.Generation)
 	// A merge patch without a resourceVersion precondition: the controller
 	// is the only writer of the status, and a reconcile on a lagging cache
 	// must not fail on a conflict with our own previous write.
@@ -512,7 +512,7 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 		return OutcomeError, fmt.Errorf("write AIBOM status %s: %w", key, err)
 	}
 	r.written.store(key, rec)
-	r.offer(key, aibom.Spec.Subject, sd, status.Sinks)
+	r.offer(key, aibom.UID, aibom.Spec.Subject, sd, status.Sinks)
 	log.FromContext(ctx).Info("AIBOM written", "aibom", key.Name, "outcome", outcome, "absorbed", len(status.Absorbed), "sha256", status.DocumentSHA256)
 	return outcome, nil
 }

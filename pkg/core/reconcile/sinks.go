@@ -10,6 +10,7 @@ import (
 	"github.com/distribution/reference"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -84,7 +85,7 @@ func undelivered(names []string, a *v1alpha1.AIBOM) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if e := findSink(a.Status.Sinks, n); e == nil || e.State != v1alpha1.DeliveryDelivered {
+		if !TrustedReceipt(a.UID, findSink(a.Status.Sinks, n)) {
 			out = append(out, n)
 		}
 	}
@@ -157,11 +158,12 @@ func heldBySink(existing *v1alpha1.AIBOM, names []string, sha string, size int) 
 
 // sinkStates returns the status.sinks of a document about to be written:
 // the state of each configured sink for that document (kept when it is
-// about the same document, Pending otherwise), in name order.
-func sinkStates(prev []v1alpha1.SinkDelivery, names []string, sha string) []v1alpha1.SinkDelivery {
+// about the same document, Pending otherwise; a Delivered receipt only when
+// this process trusts it), in name order.
+func sinkStates(uid types.UID, prev []v1alpha1.SinkDelivery, names []string, sha string) []v1alpha1.SinkDelivery {
 	out := make([]v1alpha1.SinkDelivery, 0, len(names))
 	for _, n := range names {
-		if e := findSink(prev, n); e != nil && e.DocumentSHA256 == sha {
+		if e := findSink(prev, n); e != nil && e.DocumentSHA256 == sha && (e.State != v1alpha1.DeliveryDelivered || TrustedReceipt(uid, e)) {
 			out = append(out, *e.DeepCopy())
 			continue
 		}
@@ -218,7 +220,7 @@ func SinkConditions(states []v1alpha1.SinkDelivery, names []string) (synced, fai
 // setSinkStatus fills status.sinks and the sink conditions of a status
 // about to be written for sd (nil: the document did not change, states are
 // kept). Without sinks both are removed.
-func setSinkStatus(status *v1alpha1.AIBOMStatus, prev []v1alpha1.SinkDelivery, names []string, sd *sinkDoc, generation int64) {
+func setSinkStatus(status *v1alpha1.AIBOMStatus, uid types.UID, prev []v1alpha1.SinkDelivery, names []string, sd *sinkDoc, generation int64) {
 	if len(names) == 0 {
 		status.Sinks = nil
 		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ConditionSynced)
@@ -229,7 +231,7 @@ func setSinkStatus(status *v1alpha1.AIBOMStatus, prev []v1alpha1.SinkDelivery, n
 		status.Sinks = slices.Clone(prev)
 		return
 	}
-	status.Sinks = sinkStates(prev, names, sd.sha)
+	status.Sinks = sinkStates(uid, prev, names, sd.sha)
 	synced, failed := SinkConditions(status.Sinks, names)
 	synced.ObservedGeneration, failed.ObservedGeneration = generation, generation
 	meta.SetStatusCondition(&status.Conditions, synced)
@@ -237,13 +239,14 @@ func setSinkStatus(status *v1alpha1.AIBOMStatus, prev []v1alpha1.SinkDelivery, n
 }
 
 // offer hands a written document to the sinks that do not hold it.
-func (r *Reconciler) offer(key client.ObjectKey, subject v1alpha1.Subject, sd *sinkDoc, states []v1alpha1.SinkDelivery) {
+// A sink holds it only by a receipt this process trusts (TrustedReceipt).
+func (r *Reconciler) offer(key client.ObjectKey, uid types.UID, subject v1alpha1.Subject, sd *sinkDoc, states []v1alpha1.SinkDelivery) {
 	if r.Sinks == nil || sd == nil {
 		return
 	}
 	var to []string
 	for _, n := range r.sinkNames() {
-		if e := findSink(states, n); e == nil || e.State != v1alpha1.DeliveryDelivered || e.DocumentSHA256 != sd.sha {
+		if e := findSink(states, n); e == nil || e.DocumentSHA256 != sd.sha || !TrustedReceipt(uid, e) {
 			to = append(to, n)
 		}
 	}

@@ -1,6 +1,7 @@
 package sinks
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -204,11 +205,25 @@ func TestWebhookDeliversAndSurvivesAnOutageAndARestart(t *testing.T) {
 		a, ok := getAIBOM(eKey)
 		return ok && isTrue(condition(a, v1alpha1.ConditionSinkFailed))
 	}, eventually, tick)
+	sent := map[string]int{}
+	for _, n := range names {
+		a, _ := getAIBOM(harness.AIBOMKey(ns, deploymentGK, n))
+		sent[a.Status.DocumentSHA256] = r.count(a.Status.DocumentSHA256)
+	}
 	require.NoError(t, c.Stop())
 	r.up()
 	startController(t, fastDelivery())
 	sha := synced(t, eKey)
 	require.GreaterOrEqual(t, r.count(sha), 1)
+	// The receipts in status.sinks were written by the stopped process: the
+	// new one cannot tell them from forged ones (anyone with update on
+	// aiboms/status can write them), so each document is sent once more.
+	for doc, k := range sent {
+		require.Eventually(t, func() bool { return r.count(doc) > k }, eventually, tick, "document %s sent again after the restart", doc)
+	}
+	for _, n := range names {
+		synced(t, harness.AIBOMKey(ns, deploymentGK, n))
+	}
 
 	// At least once, not more than a handful of times: an unchanged
 	// document is not sent again by later reconciles.
@@ -266,4 +281,38 @@ func TestFullQueueSurfacesAsConditionsAndMetrics(t *testing.T) {
 		sha := synced(t, harness.AIBOMKey(ns, deploymentGK, n))
 		require.GreaterOrEqual(t, r.count(sha), 1)
 	}
+}
+
+// #29: anyone with update on aiboms/status can write status.sinks. A
+// Delivered receipt the controller did not see written (forged while the
+// sink was failing) does not stop the document from being delivered: the
+// next redelivery pass sends it, and the receipt is the real one again.
+func TestForgedDeliveryReceiptDoesNotStopDelivery(t *testing.T) {
+	r := newReceiver(t)
+	startController(t, fastDelivery())
+	webhookConfig(t, r)
+	r.down()
+	ns := env.NewNamespace(t, "forged-receipt", true)
+	env.MustApply(t, ns, harness.DeploymentChain("f", harness.SHA256Hex("f")))
+	key := harness.AIBOMKey(ns, deploymentGK, "f")
+	var a *v1alpha1.AIBOM
+	require.Eventually(t, func() bool {
+		got, ok := getAIBOM(key)
+		a = got
+		return ok && len(got.Status.Sinks) == 1 && got.Status.Sinks[0].State == v1alpha1.DeliveryFailed
+	}, eventually, tick, "the delivery never failed")
+	sha := a.Status.DocumentSHA256
+	require.Zero(t, r.count(sha))
+
+	forged := a.DeepCopy()
+	forged.Status.Sinks[0] = v1alpha1.SinkDelivery{Sink: "events", State: v1alpha1.DeliveryDelivered, DocumentSHA256: sha, Location: "https://evil.example/bom"}
+	require.NoError(t, env.Client.Status().Patch(context.Background(), forged, client.MergeFrom(a)))
+
+	r.up()
+	require.Eventually(t, func() bool { return r.count(sha) >= 1 }, eventually, tick, "the document was never delivered past the forged receipt")
+	require.Eventually(t, func() bool {
+		got, ok := getAIBOM(key)
+		return ok && len(got.Status.Sinks) == 1 && got.Status.Sinks[0].State == v1alpha1.DeliveryDelivered &&
+			got.Status.Sinks[0].Location != "https://evil.example/bom"
+	}, eventually, tick, "the receipt is the sink's own again")
 }
