@@ -63,6 +63,7 @@ func (f Feed) Handler(ctx context.Context, e graph.Entry) toolscache.ResourceEve
 // tracked root that absorbs it.
 func (f Feed) Replay(ctx context.Context, e graph.Entry, objs []client.Object) {
 	f.Mapper.Replay(ctx, e, objs, f.Queue)
+	f.Mapper.enqueueMissedDeletes(ctx, e, objs, f.Queue)
 	if f.Mapper.Reader == nil {
 		return
 	}

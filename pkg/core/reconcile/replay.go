@@ -100,3 +100,43 @@ func coveredByReplay(e graph.Entry, objs []client.Object) map[types.UID]bool {
 	}
 	return covered
 }
+
+// enqueueMissedDeletes re-evaluates, at a kind's sync, the descendants of
+// every object of that kind deleted while it was not watched (a profile
+// removed and added again, a watch restarted, the kind's CRD re-created):
+// such a deletion raised no event, and the objects it controlled (a
+// Deployment absorbed into it) would wait for the next re-verification to be
+// reported on their own. An object whose controller reference names the
+// kind, by a UID none of the replayed objects has, gets the descendants
+// request its owner's deletion would have made. One metadata scan of the
+// caches per sync (kinds read live are skipped: no request); nothing is
+// enqueued when no owner is missing.
+func (m EventMapper) enqueueMissedDeletes(ctx context.Context, e graph.Entry, objs []client.Object, q adder) {
+	if sq, ok := q.(*StandbyQueue); ok && !sq.Attached() {
+		return
+	}
+	present := make(map[types.UID]bool, len(objs))
+	for _, o := range objs {
+		present[o.GetUID()] = true
+	}
+	gk := e.GroupKind()
+	asked := map[types.UID]bool{}
+	live, _ := m.Store.(graph.LiveReads)
+	for _, child := range m.Registry.Entries() {
+		if live != nil && live.ReadsLive(child) {
+			continue // no cache to scan: a live list would cost requests
+		}
+		list, err := graph.InNamespaceMetadata(ctx, m.Store, child, metav1.NamespaceAll)
+		if err != nil {
+			continue
+		}
+		for _, o := range list {
+			ref := metav1.GetControllerOfNoCopy(o)
+			if ref == nil || present[ref.UID] || asked[ref.UID] || graph.RefGroupKind(ref) != gk || !m.optedIn(o.GetNamespace()) {
+				continue
+			}
+			asked[ref.UID] = true
+			q.Add(Request{Op: OpDescendants, GroupKind: gk, Namespace: o.GetNamespace(), Name: ref.Name, UID: ref.UID})
+		}
+	}
+}

@@ -147,3 +147,30 @@ func BenchmarkChainReplay(b *testing.B) {
 		})
 	}
 }
+
+// An owner deleted while its kind was not watched raised no event: at the
+// kind's sync, the workloads its controller reference still names are
+// re-evaluated (its descendants request), and an owner still there costs
+// nothing.
+func TestKindSyncReEvaluatesTheChildrenOfOwnersDeletedUnseen(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	w := &coretest.World{}
+	gone := w.Add(coretest.WidgetGVK, "gone", nil)
+	kept := w.Add(coretest.WidgetGVK, "kept", nil)
+	orphan := w.Add(coretest.DeployGVK, "orphan", gone)
+	child := w.Add(coretest.DeployGVK, "child", kept)
+	// The cache after the sync: the deleted Widget is not in it.
+	m := EventMapper{Registry: reg, Store: graph.NewMemoryStore([]client.Object{kept, orphan, child}), Roots: NewRootCache()}
+	q := newTestQueue(t)
+	m.enqueueMissedDeletes(context.Background(), coretest.EntryOf(t, reg, coretest.WidgetGVK), []client.Object{kept}, q)
+	var got []Request
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		got = append(got, req)
+		q.Done(req)
+	}
+	require.Equal(t, []Request{{Op: OpDescendants, GroupKind: coretest.WidgetGVK.GroupKind(), Namespace: coretest.Ns, Name: "gone", UID: gone.GetUID()}}, got)
+	// Resolved, the request reaches the orphaned Deployment.
+	q.Add(got[0])
+	require.Contains(t, drainMapped(context.Background(), m, q), Request{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "orphan"})
+}

@@ -839,6 +839,21 @@ func (s *Supervisor) InNamespace(ctx context.Context, e graph.Entry, namespace s
 	return kw.store().InNamespace(ctx, kw.entry, namespace)
 }
 
+// InNamespaceMetadata implements graph.NamespaceMetadataLister: the cached
+// objects as they are in the store, without a copy (callers read their
+// metadata and must not change them). A kind on the live-read fallback is
+// listed as InNamespace lists it.
+func (s *Supervisor) InNamespaceMetadata(ctx context.Context, e graph.Entry, namespace string) ([]client.Object, error) {
+	kw, err := s.readable(e)
+	if err != nil {
+		return nil, err
+	}
+	if kw.fallback {
+		return s.liveList(ctx, kw, namespace)
+	}
+	return kw.store().cached(namespace)
+}
+
 // crdBacked records whether a kind is served by a CustomResourceDefinition
 // (one read when its watch starts).
 func (s *Supervisor) crdBacked(ctx context.Context, kw *kindWatch) {
