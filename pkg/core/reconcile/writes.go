@@ -56,7 +56,7 @@ type pendingWrite struct {
 	status *writeRecord
 }
 
-// sending records a write about to be sent; done (sent) forgets it, once
+// sending records a write about to be sent; sent forgets it, once
 // its outcome is in the record (or it failed).
 func (l *writeLog) sending(key client.ObjectKey, p pendingWrite) { l.pending.Store(key, p) }
 func (l *writeLog) sent(key client.ObjectKey)                    { l.pending.Delete(key) }
