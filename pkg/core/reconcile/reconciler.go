@@ -508,13 +508,29 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 	rec := writeRecord{uid: aibom.UID, inputHash: status.InputHash, docSHA: status.DocumentSHA256, statusSum: statusSum(status), behind: behind}
 	r.written.sending(key, pendingWrite{create: existing == nil, status: &rec})
 	defer r.written.sent(key)
-	if err := r.Writer.Status().Patch(ctx, aibom, client.MergeFrom(base)); err != nil {
+	if err := r.patchStatus(ctx, key, base, aibom); err != nil {
 		return OutcomeError, fmt.Errorf("write AIBOM status %s: %w", key, err)
 	}
 	r.written.store(key, rec)
 	r.offer(key, aibom.UID, aibom.Spec.Subject, sd, status.Sinks)
 	log.FromContext(ctx).Info("AIBOM written", "aibom", key.Name, "outcome", outcome, "absorbed", len(status.Absorbed), "sha256", status.DocumentSHA256)
 	return outcome, nil
+}
+
+// patchStatus writes the status of aibom as a merge patch from base, and
+// reads the answer for its metadata only (as the metadata client asks for
+// it): the API server does not encode the stored document back, and the
+// controller does not decode it; nothing after the write reads the answer.
+func (r *Reconciler) patchStatus(ctx context.Context, key client.ObjectKey, base, aibom *v1alpha1.AIBOM) error {
+	data, err := client.MergeFrom(base).Data(aibom)
+	if err != nil {
+		return err
+	}
+	answer := &metav1.PartialObjectMetadata{}
+	answer.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AIBOM"))
+	answer.SetNamespace(key.Namespace)
+	answer.SetName(key.Name)
+	return r.Writer.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, data))
 }
 
 func setSubject(aibom *v1alpha1.AIBOM, entry graph.Entry, obj *unstructured.Unstructured) {
