@@ -12,8 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // Churn with the real garbage collector and workload controllers: owners
@@ -44,9 +42,9 @@ func TestChurnWithTheRealGarbageCollectorConserves(t *testing.T) {
 			live = append(live[:i], live[i+1:]...)
 		default:
 			ops["flap"]++
-			setOptIn(t, ns, "false")
+			env.SetOptIn(t, ns, "false")
 			time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
-			setOptIn(t, ns, "true")
+			env.SetOptIn(t, ns, "true")
 		}
 		_, err := env.RunPods(ctx, ns, digestOf)
 		require.NoError(t, err)
@@ -70,17 +68,9 @@ func TestChurnWithTheRealGarbageCollectorConserves(t *testing.T) {
 	require.NoError(t, env.Client.List(ctx, &pods, client.InNamespace(ns)))
 	t.Logf("after the churn %v: %d owners, %d pods, %d AIBOMs", ops, len(live), len(pods.Items), rep.AIBOMs)
 	// Opted out, the namespace writes nothing into the other tests' counts.
-	setOptIn(t, ns, "false")
+	env.SetOptIn(t, ns, "false")
 	require.Eventually(t, func() bool { return len(aibomNames(t, ns)) == 0 }, eventually, tick)
 	require.NoError(t, controller.WaitSettled(2*time.Second, eventually))
-}
-
-func setOptIn(t *testing.T, ns, value string) {
-	t.Helper()
-	n := &corev1.Namespace{}
-	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: ns}, n))
-	n.Labels[graph.OptInLabel] = value
-	require.NoError(t, env.Client.Update(context.Background(), n))
 }
 
 func deploymentYAML(name string, replicas int) string {

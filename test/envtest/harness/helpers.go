@@ -37,6 +37,18 @@ var nsCounter atomic.Int64
 // prefix<n>-<the test's name>, lower case, with "/", "." and "_" replaced by
 // "-", cut to 63 characters without a trailing "-"; n counts the namespaces
 // of the test binary. An opted-in namespace carries graph.OptInLabel "true";
+// SetOptIn sets a namespace's opt-in label to value ("true" or "false").
+func (e *Env) SetOptIn(t testing.TB, ns, value string) {
+	t.Helper()
+	n := &corev1.Namespace{}
+	require.NoError(t, e.Client.Get(context.Background(), client.ObjectKey{Name: ns}, n))
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels[graph.OptInLabel] = value
+	require.NoError(t, e.Client.Update(context.Background(), n))
+}
+
 // otherwise it has no labels.
 func (e *Env) NewNamespace(t testing.TB, prefix string, optedIn bool) string {
 	t.Helper()

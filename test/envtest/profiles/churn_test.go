@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
-	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
 // #29: churn that interleaves, at random (seeded), the creation of chains of
@@ -36,7 +34,7 @@ func TestChurnWithProfileAddAndRemoveConserves(t *testing.T) {
 	require.True(t, meta.IsStatusConditionTrue([]metav1.Condition{*accepted(t, name)}, v1alpha1.ConditionAccepted))
 	t.Cleanup(func() {
 		_ = env.Client.Delete(context.Background(), &v1alpha1.AIBOMAdapterProfile{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		setOptIn(t, ns, "false")
+		env.SetOptIn(t, ns, "false")
 	})
 	profiled := true
 	rng := rand.New(rand.NewSource(2932))
@@ -68,9 +66,9 @@ func TestChurnWithProfileAddAndRemoveConserves(t *testing.T) {
 			profiled = !profiled
 		default:
 			ops["flap"]++
-			setOptIn(t, ns, "false")
+			env.SetOptIn(t, ns, "false")
 			time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
-			setOptIn(t, ns, "true")
+			env.SetOptIn(t, ns, "true")
 		}
 		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
 	}
@@ -88,15 +86,4 @@ func TestChurnWithProfileAddAndRemoveConserves(t *testing.T) {
 	require.NoError(t, controller.WaitSettled(2*time.Second, eventually))
 	require.NoError(t, env.Conservation(controller, ns).Verify(ctx), "conservation still holds once settled")
 	t.Logf("after the churn %v: %d widgets, %d orphaned Deployments, %d AIBOMs", ops, len(live), deleted, rep.AIBOMs)
-}
-
-func setOptIn(t *testing.T, ns, value string) {
-	t.Helper()
-	n := &corev1.Namespace{}
-	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: ns}, n))
-	if n.Labels == nil {
-		n.Labels = map[string]string{}
-	}
-	n.Labels[graph.OptInLabel] = value
-	require.NoError(t, env.Client.Update(context.Background(), n))
 }
