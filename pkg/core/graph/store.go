@@ -84,7 +84,9 @@ func ControlledByMetadata(ctx context.Context, s Store, e Entry, namespace strin
 
 // NamespaceMetadataLister is implemented by a Store that can list a kind's
 // objects for their metadata alone (the MemoryStore: objects it holds in a
-// smaller form are not inflated).
+// smaller form are not inflated; the Supervisor: its caches' objects). The
+// objects are the store's own, not copies: callers read them and must not
+// change them.
 type NamespaceMetadataLister interface {
 	InNamespaceMetadata(ctx context.Context, e Entry, namespace string) ([]client.Object, error)
 }

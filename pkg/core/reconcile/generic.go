@@ -399,6 +399,8 @@ func GenericRoots(ctx context.Context, reg *graph.Registry, store graph.Store, k
 				continue
 			}
 			if o.GetObjectKind().GroupVersionKind().Empty() {
+				// The store's own object: set the kind on a copy.
+				o = o.DeepCopyObject().(client.Object)
 				o.GetObjectKind().SetGroupVersionKind(e.GVK())
 			}
 			// Decided as past the dangling-owner grace: offline, no garbage

@@ -145,7 +145,9 @@ var trustedRefs sync.Map // types.UID -> map[string]bool (refKey)
 
 var trustedRefsMu sync.Mutex
 
-func refKey(sink, location, sha string) string { return sink + "\x00" + location + "\x00" + sha }
+func refKey(sink, location, sha string) string {
+	return "ref\x00" + sink + "\x00" + location + "\x00" + sha
+}
 
 // receiptKey is the record of a delivery receipt (status.sinks[]) this
 // process saw: the sink delivered the document with this hash.

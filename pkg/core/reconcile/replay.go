@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/aibom-dev/aibom/pkg/adapter"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
 
@@ -108,12 +109,16 @@ func coveredByReplay(e graph.Entry, objs []client.Object) map[types.UID]bool {
 // Deployment absorbed into it) would wait for the next re-verification to be
 // reported on their own. An object whose controller reference names the
 // kind, by a UID none of the replayed objects has, gets the descendants
-// request its owner's deletion would have made. One metadata scan of the
-// caches per sync (kinds read live are skipped: no request); nothing is
-// enqueued when no owner is missing.
+// request its owner's deletion would have made. One metadata scan, per
+// sync, of the caches of the kinds whose objects have had a controller of
+// that kind (kinds read live are skipped: no request); nothing is enqueued
+// when no owner is missing.
 func (m EventMapper) enqueueMissedDeletes(ctx context.Context, e graph.Entry, objs []client.Object, q adder) {
 	if sq, ok := q.(*StandbyQueue); ok && !sq.Attached() {
 		return
+	}
+	if e.Role == adapter.RoleReferenced {
+		return // never an owner the walk passes
 	}
 	present := make(map[types.UID]bool, len(objs))
 	for _, o := range objs {
@@ -122,9 +127,13 @@ func (m EventMapper) enqueueMissedDeletes(ctx context.Context, e graph.Entry, ob
 	gk := e.GroupKind()
 	asked := map[types.UID]bool{}
 	live, _ := m.Store.(graph.LiveReads)
+	hints, _ := m.Store.(graph.ControllerKindHints)
 	for _, child := range m.Registry.Entries() {
 		if live != nil && live.ReadsLive(child) {
 			continue // no cache to scan: a live list would cost requests
+		}
+		if hints != nil && !hints.MayBeControlledBy(child, gk) {
+			continue // no object of this kind has a controller of kind e
 		}
 		list, err := graph.InNamespaceMetadata(ctx, m.Store, child, metav1.NamespaceAll)
 		if err != nil {
