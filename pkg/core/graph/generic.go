@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -34,6 +35,21 @@ func (genericKinds) Scrape(ctx context.Context, obj *unstructured.Unstructured) 
 // no adapter declares, bare Pods, and walk-only objects at the top of a
 // controller chain.
 func GenericAdapter() adapter.Adapter { return genericKinds{} }
+
+// PodReadWhole reports whether a pod with this controller reference (nil:
+// nothing controls it) may be scraped itself, as a generic root or as part
+// of one: no controller, or a controller of a kind no adapter declares (a
+// generic kind, or one only the reference names). A pod controlled by a
+// declared kind (a ReplicaSet's, a StatefulSet's, a Job's) is read through
+// its workload's template. The pod cache keeps such a pod's spec and
+// annotations, and their changes are reconciled.
+func (r *Registry) PodReadWhole(controller *metav1.OwnerReference) bool {
+	if controller == nil {
+		return true
+	}
+	e, ok := r.Lookup(RefGroupKind(controller))
+	return !ok || e.Generic()
+}
 
 // Generic reports whether the kind was registered by the core because it was
 // found as a controller owner while no adapter declares it.

@@ -152,7 +152,7 @@ func (m EventMapper) OnUpdate(_ context.Context, e graph.Entry, oldObj, newObj c
 		m.enqueue(e, newObj, true, q)
 		return
 	}
-	if relevantChange(e, oldObj, newObj) {
+	if m.relevantChange(e, oldObj, newObj) {
 		m.enqueue(e, newObj, false, q)
 	}
 }
@@ -374,13 +374,21 @@ func (m EventMapper) descendants(ctx context.Context, req Request, q adder) {
 }
 
 // relevantChange reports whether an update can change a document: for tracked
-// kinds anything but status, for pods the running images, for other
-// walk-only kinds nothing but ownership (handled by the caller).
-func relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
+// kinds and generic owner kinds (whose roots are scraped whole) anything but
+// status, for pods the running images and, where the pod is read whole (a
+// root itself, or rolled up under a generic owner), its spec and
+// annotations too; for other walk-only kinds nothing but ownership (handled
+// by the caller).
+func (m EventMapper) relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
 	switch {
 	case e.GroupKind() == graph.PodGroupKind:
-		return !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj))
-	case e.Tracked(), e.Role == adapter.RoleReferenced:
+		if !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj)) {
+			return true
+		}
+		return m.Registry.PodReadWhole(metav1.GetControllerOfNoCopy(newObj)) && (oldObj.GetGeneration() != newObj.GetGeneration() ||
+			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations()) ||
+			!reflect.DeepEqual(declaredImages(oldObj), declaredImages(newObj)))
+	case e.Tracked(), e.Role == adapter.RoleReferenced, e.Generic():
 		return oldObj.GetGeneration() != newObj.GetGeneration() ||
 			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations())
 	default:
@@ -388,19 +396,45 @@ func relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
 	}
 }
 
-func runningImages(obj client.Object) []any {
-	var u *unstructured.Unstructured
+// declaredImages lists a pod's containers by name and image, as its spec
+// declares them (an image is the one mutable field of a pod's containers).
+func declaredImages(obj client.Object) []any {
+	u := unstructuredOf(obj)
+	if u == nil {
+		return nil
+	}
+	var out []any
+	for _, field := range []string{"initContainers", "containers"} {
+		list, _, _ := unstructured.NestedSlice(u.Object, "spec", field)
+		for _, c := range list {
+			if c, ok := c.(map[string]any); ok {
+				out = append(out, c["name"], c["image"])
+			}
+		}
+	}
+	return out
+}
+
+// unstructuredOf returns the map form of a cached object: the watches'
+// compact form is decoded (a pod's few fields, a small object).
+func unstructuredOf(obj client.Object) *unstructured.Unstructured {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
-		u = o
+		return o
 	case *compact.Object:
-		// The watches' cached form: the pod's few fields, decoded (a
-		// small object).
-		var err error
-		if u, err = o.Unstructured(); err != nil {
+		u, err := o.Unstructured()
+		if err != nil {
 			return nil
 		}
+		return u
 	default:
+		return nil
+	}
+}
+
+func runningImages(obj client.Object) []any {
+	u := unstructuredOf(obj)
+	if u == nil {
 		return nil
 	}
 	var out []any

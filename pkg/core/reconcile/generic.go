@@ -209,12 +209,14 @@ func genericRootOf(ctx context.Context) (generic, unread bool) {
 }
 
 // fillFromBelow completes the inputs of a root whose own findings carry no
-// AI signal with what it absorbed (the whole roll-up's signal): the findings
+// AI signal, or name no container (an owner whose spec names only its model
+// or engine), with what it absorbed (the whole roll-up's signal): the findings
 // of each absorbed workload, scraped by its adapter, and of the pods the
 // closure attributes that may be read as a generic root's (their spec is
 // cached), one pod per distinct set of containers. Each finding's locator is
 // prefixed with the object it was read from ("Deployment/vllm:spec..."). A
-// child with a signal is then never hidden under an owner that has none.
+// child with a signal is then never hidden under an owner that has none, and
+// a root's document names the images that run under it, with their digests.
 func (r *Reconciler) fillFromBelow(ctx context.Context, in *Inputs, desc graph.Descendants) {
 	FillFromBelow(ctx, r.Registry, r.Store, in, desc)
 }
@@ -225,7 +227,7 @@ func FillFromBelow(ctx context.Context, reg *graph.Registry, store graph.Store, 
 	if in.ScrapeErr != nil {
 		return
 	}
-	if _, ok := in.Findings.Match(); ok {
+	if _, ok := in.Findings.Match(); ok && len(in.Findings.Containers) > 0 {
 		return
 	}
 	var extra adapter.Findings

@@ -81,54 +81,44 @@ func TransformPod(in any) (any, error) {
 }
 
 // TransformPodFor is TransformPod that also keeps, for a pod that may be read
-// as part of a generic root (nothing controls it, or its controller is of a
-// kind no adapter declares), what the generic scraper reads of its spec:
-// each container's name, image, command, args, env (name and value) and
-// resources, and the volumes they mount. A pod controlled by a kind an adapter
-// declares (a ReplicaSet's, a StatefulSet's, a Job's) is read through its
-// workload's template, so its spec is dropped as before.
+// as part of a generic root (graph.Registry.PodReadWhole: nothing controls
+// it, or its controller is of a kind no adapter declares), what the generic
+// scraper reads of it: each container's name, image, command, args, env
+// (name and value) and resources, the volumes they mount, and the pod's
+// annotations (a model annotation names its model) less kubectl's copy of
+// the last applied manifest. A pod controlled by a kind an adapter declares
+// is read through its workload's template, so its spec is dropped as before.
 func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 	return func(in any) (any, error) {
 		u, ok := in.(*unstructured.Unstructured)
 		var spec map[string]any
-		if ok && u != nil && u.Object != nil && podMayBeGeneric(reg, u) {
+		var annotations map[string]string
+		if ok && u != nil && u.Object != nil && reg.PodReadWhole(metav1.GetControllerOfNoCopy(u)) {
 			if sp, ok := u.Object["spec"].(map[string]any); ok {
 				spec = podSpecSubset(sp)
 			}
+			annotations = u.GetAnnotations()
+			delete(annotations, lastAppliedAnnotation)
 		}
 		out, err := TransformPod(in)
-		if spec != nil && err == nil {
-			if o, ok := out.(*unstructured.Unstructured); ok && o.Object != nil {
+		if err != nil {
+			return out, err
+		}
+		if o, ok := out.(*unstructured.Unstructured); ok && o.Object != nil {
+			if spec != nil {
 				o.Object["spec"] = spec
+			}
+			if len(annotations) > 0 {
+				o.SetAnnotations(annotations)
 			}
 		}
 		return out, err
 	}
 }
 
-// podMayBeGeneric reports whether a pod's spec may be scraped as a generic
-// root's: no controller, or a controller of a kind no adapter declares.
-func podMayBeGeneric(reg *graph.Registry, u *unstructured.Unstructured) bool {
-	refs, _, _ := unstructured.NestedSlice(u.Object, "metadata", "ownerReferences")
-	for _, r := range refs {
-		m, ok := r.(map[string]any)
-		if !ok {
-			continue
-		}
-		if c, _ := m["controller"].(bool); !c {
-			continue
-		}
-		apiVersion, _ := m["apiVersion"].(string)
-		kind, _ := m["kind"].(string)
-		gv, err := schema.ParseGroupVersion(apiVersion)
-		if err != nil {
-			return false
-		}
-		e, ok := reg.Lookup(gv.WithKind(kind).GroupKind())
-		return !ok || e.Generic()
-	}
-	return true
-}
+// lastAppliedAnnotation is kubectl's copy of the applied manifest: the whole
+// object again, read by no scraper.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // podContainerKeys is what the generic scraper reads of a pod's container.
 var podContainerKeys = []string{"name", "image", "command", "args", "env", "resources", "volumeMounts"}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
@@ -227,4 +228,45 @@ func isNilPointer(v any) bool {
 		return o == nil
 	}
 	return false
+}
+
+// TestTransformPodForKeepsWhatAGenericRootReads: a pod nothing controls (or
+// controlled by a kind no adapter declares) keeps its containers and its
+// annotations, less kubectl's copy of the manifest; a pod under a declared
+// kind keeps neither.
+func TestTransformPodForKeepsWhatAGenericRootReads(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	pod := func(controller string) *unstructured.Unstructured {
+		p := coretest.DecodeYAML(t, coretest.FullPodYAML)
+		p.SetAnnotations(map[string]string{
+			"model.aibom.dev/name": "Qwen/Qwen2.5-7B-Instruct",
+			lastAppliedAnnotation:  `{"apiVersion":"v1","kind":"Pod"}`,
+		})
+		p.SetOwnerReferences(nil)
+		if controller != "" {
+			p.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: controller, Kind: map[string]string{"apps/v1": "ReplicaSet", "serving.example.com/v1": "ServingGroup"}[controller], Name: "owner", UID: "u1", Controller: ptr.To(true)}})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name       string
+		controller string
+		whole      bool
+	}{
+		{"bare pod", "", true},
+		{"pod of a kind no adapter declares", "serving.example.com/v1", true},
+		{"pod of a ReplicaSet", "apps/v1", false},
+	} {
+		out, err := TransformPodFor(reg)(pod(tc.controller))
+		require.NoError(t, err, tc.name)
+		u := out.(*unstructured.Unstructured)
+		if !tc.whole {
+			require.NotContains(t, u.Object, "spec", tc.name)
+			require.Empty(t, u.GetAnnotations(), tc.name)
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "containers")
+		require.NotEmpty(t, containers, tc.name)
+		require.Equal(t, map[string]string{"model.aibom.dev/name": "Qwen/Qwen2.5-7B-Instruct"}, u.GetAnnotations(), tc.name)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -198,6 +199,56 @@ spec: {containers: [{name: web, image: nginx:1.27}]}
 	waitNoAIBOM(t, key)
 }
 
+// TestGenericRootsFollowTheirSpecs: a generic root's spec is what its
+// document reads, so a change to it is reconciled at once (not at the next
+// re-verification): the unknown custom resource's model, and the image and
+// the annotations of a bare pod.
+func TestGenericRootsFollowTheirSpecs(t *testing.T) {
+	ns := env.NewNamespace(t, "g", true)
+	objs := env.MustApply(t, ns, servingGroup+`
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: sglang-adhoc}
+spec:
+  containers:
+  - name: server
+    image: lmsysorg/sglang:v0.4.6
+    command: ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-7B-Instruct"]
+`)
+	groupKey := harness.AIBOMKey(ns, servingGroupGK, "deepseek")
+	podKey := harness.AIBOMKey(ns, podGK, "sglang-adhoc")
+	waitAIBOM(t, groupKey, func(a *v1alpha1.AIBOM) bool {
+		return a.Status.Summary.Model == "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+	})
+	waitAIBOM(t, podKey, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, `"v0.4.6"`) })
+
+	group := objs[0]
+	require.Equal(t, "ServingGroup", group.GetKind())
+	patch := []byte(`{"spec":{"entryTemplate":{"spec":{"containers":[{"name":"leader","image":"vllm/vllm-openai:v0.8.5","args":["--model","Qwen/Qwen3-8B"]}]}}}}`)
+	require.NoError(t, env.Client.Patch(context.Background(), group, client.RawPatch(types.MergePatchType, patch)))
+	waitAIBOM(t, groupKey, func(a *v1alpha1.AIBOM) bool { return a.Status.Summary.Model == "Qwen/Qwen3-8B" })
+
+	var pod client.Object
+	for _, o := range objs {
+		if o.GetKind() == "Pod" && o.GetName() == "sglang-adhoc" {
+			pod = o
+		}
+	}
+	require.NotNil(t, pod)
+	patch = []byte(`{"spec":{"containers":[{"name":"server","image":"lmsysorg/sglang:v0.4.7"}]}}`)
+	require.NoError(t, env.Client.Patch(context.Background(), pod, client.RawPatch(types.StrategicMergePatchType, patch)))
+	waitAIBOM(t, podKey, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, `"v0.4.7"`) })
+
+	// A bare pod's annotations are read too: a model annotation added later
+	// names the adapter it serves.
+	patch = []byte(`{"metadata":{"annotations":{"model.aibom.dev/adapter":"acme/support-lora"}}}`)
+	require.NoError(t, env.Client.Patch(context.Background(), pod, client.RawPatch(types.MergePatchType, patch)))
+	waitAIBOM(t, podKey, func(a *v1alpha1.AIBOM) bool {
+		return strings.Contains(a.Status.Document, "acme/support-lora") && strings.Contains(a.Status.Document, "metadata.annotations[model.aibom.dev/adapter]")
+	})
+}
+
 // TestUnknownCustomResourceAbsorbsTheDeploymentItOwns: a Deployment (with its
 // ReplicaSet and Pod) controlled by a custom resource no adapter declares is
 // absorbed and listed by the custom resource's AIBOM, with the pod's digest.
@@ -247,6 +298,61 @@ status:
 	require.Equal(t, []string{"Deployment.apps/llama"}, a.Status.Absorbed)
 	require.Equal(t, "vllm", a.Status.Summary.Runtime, "the whole roll-up's signal: the wrapper has none of its own")
 	require.Equal(t, "meta-llama/Llama-3.1-8B-Instruct", a.Status.Summary.Model)
+	requireOnlyAIBOMs(t, ns, key)
+}
+
+// TestOwnerThatNamesOnlyItsModelListsTheImagesThatRunUnderIt: an unknown
+// owner whose spec names its model but no container (an operator that takes
+// a model and an engine and creates the Deployment itself) has an AI signal
+// of its own, and its document still names the image that runs below it,
+// with the running digest and the field it was read from.
+func TestOwnerThatNamesOnlyItsModelListsTheImagesThatRunUnderIt(t *testing.T) {
+	ns := env.NewNamespace(t, "g", true)
+	env.MustApply(t, ns, `
+apiVersion: serving.example.com/v1alpha1
+kind: ServingGroup
+metadata: {name: qwen}
+spec: {modelName: Qwen/Qwen2.5-7B-Instruct, engine: vllm}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+  ownerReferences: [{apiVersion: serving.example.com/v1alpha1, kind: ServingGroup, name: qwen, controller: true}]
+spec:
+  selector: {matchLabels: {app: qwen}}
+  template:
+    metadata: {labels: {app: qwen}}
+    spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3, args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: qwen-5d4c
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: qwen, controller: true}]
+spec:
+  selector: {matchLabels: {app: qwen}}
+  template:
+    metadata: {labels: {app: qwen}}
+    spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: qwen-5d4c-x1
+  labels: {app: qwen}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: qwen-5d4c, controller: true}]
+spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3}]}
+status:
+  containerStatuses:
+  - {name: vllm, image: docker.io/vllm/vllm-openai:v0.6.3, imageID: "docker.io/vllm/vllm-openai@sha256:`+digestA+`", ready: true, restartCount: 0, state: {running: {}}}
+`)
+	key := harness.AIBOMKey(ns, servingGroupGK, "qwen")
+	a := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, digestA) })
+	require.Equal(t, []string{"Deployment.apps/qwen"}, a.Status.Absorbed)
+	require.Equal(t, "Qwen/Qwen2.5-7B-Instruct", a.Status.Summary.Model)
+	require.Equal(t, "vllm", a.Status.Summary.Runtime)
+	require.Contains(t, a.Status.Document, "Deployment/qwen:spec.template.spec.containers[0]")
 	requireOnlyAIBOMs(t, ns, key)
 }
 
