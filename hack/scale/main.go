@@ -46,6 +46,7 @@ func run() error {
 	flag.BoolVar(&opts.Toggle, "toggle", false, "After the quiet period, opt the first namespace out and in again: time until its AIBOMs are gone and back, requests, live heap before and after.")
 	flag.IntVar(&opts.Objects, "objects", 10000, "Objects of the mixed load (chains are added until they reach it).")
 	flag.IntVar(&opts.Deployments, "deployments", 0, "Instead of the mixed load, that many plain vLLM Deployments with a ReplicaSet and one running Pod each (the peer's measurement).")
+	flag.IntVar(&opts.Generic, "generic", 0, "Instead of the mixed load, that many roots no adapter declares: ServingGroups (a stand-in operator) owning 2 Pods or a Deployment, and bare vLLM Pods, in turn.")
 	flag.IntVar(&opts.Writers, "writers", 8, "Concurrent writers of the load, the annotation pass and the write replay.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 0, "Passed to the controller (0: its default).")
 	flag.DurationVar(&opts.DiscoveryInterval, "discovery-interval", 0, "Passed to the controller (0: its default).")

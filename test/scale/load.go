@@ -38,7 +38,20 @@ const (
 	// PodClique (frontend) -> Pod, and PodCliqueSet -> PodCliqueScalingGroup
 	// -> leader and worker PodCliques -> Pods.
 	ShapeGroveScalingGroup = "dynamo-grove-scalinggroup"
+
+	// The generic load's shapes: owners no adapter or profile declares.
+
+	// ShapeGenericPods: ServingGroup (serving.example.com, test/crds/unknown)
+	// -> 2 Pods its operator created directly.
+	ShapeGenericPods = "generic-pods"
+	// ShapeGenericDeployment: ServingGroup -> Deployment -> ReplicaSet -> Pod.
+	ShapeGenericDeployment = "generic-deployment"
+	// ShapeBarePod: a vLLM Pod nobody controls (kubectl run, a notebook).
+	ShapeBarePod = "bare-pod"
 )
+
+// genericMix is one cycle of the generic load's shapes.
+var genericMix = []string{ShapeGenericPods, ShapeGenericDeployment, ShapeBarePod}
 
 // mix is one cycle of chain shapes: 20 chains, weighted towards plain
 // Deployments, as a cluster with a few operators would look.
@@ -197,6 +210,32 @@ func PlanDeployments(namespaces, n int) Load {
 	return l
 }
 
+// PlanGeneric plans n roots that no adapter declares, cycling through the
+// shapes of genericMix and spreading them round-robin over namespaces: what
+// the controller costs when it meets operators nobody named.
+func PlanGeneric(namespaces, n int) Load {
+	l := Load{}
+	for i := range max(namespaces, 1) {
+		l.Namespaces = append(l.Namespaces, namespaceName(i))
+	}
+	for i := range n {
+		shape := genericMix[i%len(genericMix)]
+		b := newBuilder(shape, l.Namespaces[i%len(l.Namespaces)])
+		name := fmt.Sprintf("%s-%05d", shortName[shape], i)
+		switch shape {
+		case ShapeGenericPods:
+			b.servingGroupPods(name, 2)
+		case ShapeGenericDeployment:
+			b.servingGroupDeployment(name)
+		case ShapeBarePod:
+			b.pod(name, -1, map[string]any{"app": name}, ctr{"vllm", imageVLLM})
+			b.runs(imageVLLM)
+		}
+		l.Chains = append(l.Chains, b.chain())
+	}
+	return l
+}
+
 func buildChain(shape, ns string, i int) Chain {
 	b := newBuilder(shape, ns)
 	name := fmt.Sprintf("%s-%05d", shortName[shape], i)
@@ -228,6 +267,7 @@ func buildChain(shape, ns string, i int) Chain {
 var shortName = map[string]string{
 	ShapeVLLM: "llm", ShapeCronJob: "eval", ShapeNIM: "nim", ShapeLWS: "lws",
 	ShapeDynamoDCD: "dgd", ShapeGroveClique: "grove", ShapeGroveScalingGroup: "grovemn",
+	ShapeGenericPods: "sg", ShapeGenericDeployment: "sgd", ShapeBarePod: "adhoc",
 }
 
 // builder accumulates one chain.
@@ -386,6 +426,36 @@ func (b *builder) vllmDeployment(name, image string, pods int, oldRS bool) {
 		b.add(old, di)
 	}
 	b.replicaSet(name, di, pods, labels, tmpl, ctr{"vllm", image})
+}
+
+// servingGroupPods: a ServingGroup whose spec embeds the pod template, and
+// the pods its operator created from it, each controlled by the group.
+func (b *builder) servingGroupPods(name string, pods int) {
+	labels := map[string]any{"serving.example.com/group": name}
+	g := object("serving.example.com/v1alpha1", "ServingGroup", name)
+	g.Object["spec"] = map[string]any{"replicas": int64(pods),
+		"template": template(labels, container("vllm", imageVLLM, "--model", "Qwen/Qwen2.5-7B-Instruct"))}
+	gi := b.add(g, -1)
+	b.runs(imageVLLM)
+	for k := range pods {
+		b.pod(fmt.Sprintf("%s-%d", name, k), gi, labels, ctr{"vllm", imageVLLM})
+	}
+}
+
+// servingGroupDeployment: a ServingGroup that names its model and has its
+// operator create a Deployment (which the group's document absorbs).
+func (b *builder) servingGroupDeployment(name string) {
+	g := object("serving.example.com/v1alpha1", "ServingGroup", name)
+	g.Object["spec"] = map[string]any{"modelName": "Qwen/Qwen2.5-7B-Instruct", "engine": "vllm"}
+	gi := b.add(g, -1)
+	labels := map[string]any{"app": name}
+	tmpl := template(labels, container("vllm", imageVLLM, "--model", "Qwen/Qwen2.5-7B-Instruct"))
+	d := object("apps/v1", "Deployment", name)
+	d.Object["spec"] = map[string]any{"replicas": int64(1), "selector": map[string]any{"matchLabels": labels}, "template": tmpl}
+	di := b.add(d, gi)
+	b.absorb(d)
+	b.runs(imageVLLM)
+	b.replicaSet(name, di, 1, labels, tmpl, ctr{"vllm", imageVLLM})
 }
 
 // cronJob: CronJob -> jobs Jobs -> a pod each.

@@ -29,15 +29,22 @@ func registry(t *testing.T) *graph.Registry {
 // checkChains checks each chain against the in-tree registry: the root is
 // tracked and first, every object's owner comes before it and is a
 // registered kind, the expected absorbed list is exactly the tracked
-// descendants, and the pods run exactly the root's expected digests.
-func checkChains(t *testing.T, reg *graph.Registry, load Load) {
+// descendants, and the pods run exactly the root's expected digests. With
+// generic, every root is instead of a kind no adapter declares, or a Pod.
+func checkChains(t *testing.T, reg *graph.Registry, load Load, generic bool) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, c := range load.Chains {
 		require.NotEmpty(t, c.Nodes)
 		root := c.Nodes[0]
 		require.Equal(t, -1, root.Parent, c.Root.Name)
-		require.True(t, reg.IsTracked(root.Object.GroupVersionKind().GroupKind()), root.Object.GetKind())
+		rootGK := root.Object.GroupVersionKind().GroupKind()
+		if generic {
+			_, registered := reg.Lookup(rootGK)
+			require.True(t, rootGK == graph.PodGroupKind || !registered, "%s is declared", rootGK)
+		} else {
+			require.True(t, reg.IsTracked(rootGK), root.Object.GetKind())
+		}
 		require.Equal(t, c.Root.Name, root.Object.GetName())
 		require.Equal(t, c.Root.GroupKind, root.Object.GroupVersionKind().GroupKind())
 		var absorbed []string
@@ -48,24 +55,22 @@ func checkChains(t *testing.T, reg *graph.Registry, load Load) {
 			require.False(t, seen[id], "duplicate %s", id)
 			seen[id] = true
 			require.Equal(t, c.Namespace, n.Object.GetNamespace())
-			_, registered := reg.Lookup(gk)
-			require.True(t, registered, "%s is not a registered kind", gk)
 			if i == 0 {
+				if gk == graph.PodGroupKind {
+					digests = podDigests(t, id, n)
+				}
 				continue
 			}
+			_, registered := reg.Lookup(gk)
+			require.True(t, registered, "%s is not a registered kind", gk)
 			require.GreaterOrEqual(t, n.Parent, 0, id)
 			require.Less(t, n.Parent, i, "%s: owner created after it", id)
 			if reg.IsTracked(gk) {
 				absorbed = append(absorbed, graph.OwnedIdentity(gk, n.Object.GetName()))
 			}
 			if gk == graph.PodGroupKind {
-				require.NotNil(t, n.Status, id)
-				statuses := n.Status["containerStatuses"].([]any)
-				require.NotEmpty(t, statuses)
-				for _, s := range statuses {
-					_, d, ok := digest.ParseImageID(s.(map[string]any)["imageID"].(string))
-					require.True(t, ok, id)
-					digests[strings.TrimPrefix(d, "sha256:")] = true
+				for d := range podDigests(t, id, n) {
+					digests[d] = true
 				}
 			} else {
 				require.Nil(t, n.Status, id)
@@ -80,6 +85,21 @@ func checkChains(t *testing.T, reg *graph.Registry, load Load) {
 		sort.Strings(got)
 		require.Equal(t, c.Root.Digests, got, c.Root.Name)
 	}
+}
+
+// podDigests returns the digests a planned pod's status reports running.
+func podDigests(t *testing.T, id string, n Node) map[string]bool {
+	t.Helper()
+	require.NotNil(t, n.Status, id)
+	statuses := n.Status["containerStatuses"].([]any)
+	require.NotEmpty(t, statuses)
+	out := map[string]bool{}
+	for _, s := range statuses {
+		_, d, ok := digest.ParseImageID(s.(map[string]any)["imageID"].(string))
+		require.True(t, ok, id)
+		out[strings.TrimPrefix(d, "sha256:")] = true
+	}
+	return out
 }
 
 func TestPlanMixedHasEveryShapeOverEveryNamespace(t *testing.T) {
@@ -102,7 +122,7 @@ func TestPlanMixedHasEveryShapeOverEveryNamespace(t *testing.T) {
 		perNamespace[c.Namespace]++
 	}
 	require.Len(t, perNamespace, 50)
-	checkChains(t, registry(t), load)
+	checkChains(t, registry(t), load, false)
 	// Deterministic: the same size gives the same load.
 	again := PlanMixed(50, 10000)
 	require.Equal(t, len(load.Chains), len(again.Chains))
@@ -114,7 +134,25 @@ func TestPlanDeploymentsIsThePeersLoad(t *testing.T) {
 	require.Len(t, load.Chains, 1000)
 	require.Equal(t, 3000, load.Objects())
 	require.Equal(t, map[string]int{"Deployment": 1000, "ReplicaSet": 1000, "Pod": 1000}, load.ObjectsByKind())
-	checkChains(t, registry(t), load)
+	checkChains(t, registry(t), load, false)
+}
+
+func TestPlanGenericHasOnlyRootsNoAdapterDeclares(t *testing.T) {
+	load := PlanGeneric(10, 999)
+	require.Len(t, load.Chains, 999)
+	require.Equal(t, map[string]int{ShapeGenericPods: 333, ShapeGenericDeployment: 333, ShapeBarePod: 333}, load.RootsByShape())
+	// 333 groups with 2 pods, 333 groups with a Deployment, a ReplicaSet
+	// and a pod, 333 bare pods.
+	require.Equal(t, map[string]int{"ServingGroup": 666, "Deployment": 333, "ReplicaSet": 333, "Pod": 333*2 + 333 + 333}, load.ObjectsByKind())
+	require.Equal(t, load.ObjectsByKind()["Pod"], load.Statuses())
+	checkChains(t, registry(t), load, true)
+	for _, c := range load.Chains {
+		if c.Shape == ShapeGenericDeployment {
+			require.Equal(t, []string{graph.OwnedIdentity(schema.GroupKind{Group: "apps", Kind: "Deployment"}, c.Root.Name)}, c.Root.Absorbed)
+		} else {
+			require.Empty(t, c.Root.Absorbed, c.Root.Name)
+		}
+	}
 }
 
 func TestParseMetricsAndQuantile(t *testing.T) {

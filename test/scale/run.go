@@ -70,6 +70,10 @@ type Options struct {
 	// that many plain vLLM Deployments, each with a ReplicaSet and one
 	// running Pod.
 	Deployments int
+	// Generic, when > 0 (and Deployments is not), replaces the mixed load
+	// with that many roots of no adapter: ServingGroups (a stand-in
+	// operator's kind) owning Pods or a Deployment, and bare Pods.
+	Generic int
 	// Writers is the number of concurrent writers of the load, of the
 	// steady-state annotations and of the write replay (default 8).
 	Writers int
@@ -154,7 +158,7 @@ func (o *Options) defaults() error {
 
 // CRDDirs are the stand-in operator CRDs the control plane serves, relative
 // to the repository root.
-var CRDDirs = []string{"test/crds/dynamo/v1beta1", "test/crds/grove", "test/crds/lws", "test/crds/nim"}
+var CRDDirs = []string{"test/crds/dynamo/v1beta1", "test/crds/grove", "test/crds/lws", "test/crds/nim", "test/crds/unknown"}
 
 // touchAnnotation is the annotation of the steady-state pass; no adapter
 // reads it.
@@ -173,6 +177,9 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	if opts.Deployments > 0 {
 		load = PlanDeployments(opts.Namespaces, opts.Deployments)
 		rep.Load.Mode = "deployments"
+	} else if opts.Generic > 0 {
+		load = PlanGeneric(opts.Namespaces, opts.Generic)
+		rep.Load.Mode = "generic"
 	} else {
 		load = PlanMixed(opts.Namespaces, opts.Objects)
 		rep.Load.Mode = "mixed"
