@@ -20,7 +20,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/aibom-dev/aibom/adapters/intree"
@@ -28,6 +27,7 @@ import (
 	"github.com/aibom-dev/aibom/internal/adapterinfo"
 	"github.com/aibom-dev/aibom/internal/apimetrics"
 	"github.com/aibom-dev/aibom/internal/configuration"
+	"github.com/aibom-dev/aibom/internal/metricsauth"
 	"github.com/aibom-dev/aibom/internal/profileloader"
 	"github.com/aibom-dev/aibom/internal/readiness"
 	"github.com/aibom-dev/aibom/internal/version"
@@ -174,7 +174,7 @@ func run() error {
 	if metricsSecure {
 		metricsOpts.SecureServing = true
 		metricsOpts.CertDir = metricsCertDir
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.FilterProvider
 		// HTTP/1.1 only: HTTP/2's stream handling has had denial-of-service
 		// flaws (CVE-2023-44487, CVE-2023-39325), and a scrape needs nothing
 		// HTTP/2 offers.
