@@ -15,6 +15,7 @@ package metricsauth
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -118,6 +119,8 @@ func (r *Reviewer) Filter(log logr.Logger, next http.Handler) (http.Handler, err
 			http.Error(w, "Forbidden", http.StatusForbidden)
 			return
 		}
+		// The token stays here: nothing behind the guard needs it.
+		req.Header.Del("Authorization")
 		next.ServeHTTP(w, req)
 	}), nil
 }
@@ -144,7 +147,11 @@ func (r *Reviewer) authenticate(ctx context.Context, token string) (*authenticat
 		return nil, fmt.Errorf("token review: %w", err)
 	}
 	if !review.Status.Authenticated {
-		r.users.Add(key, (*authenticationv1.UserInfo)(nil), failedTokenTTL)
+		if review.Status.Error == "" {
+			// A rejection, remembered; an authenticator's failure inside
+			// the API server is asked about again next time.
+			r.users.Add(key, (*authenticationv1.UserInfo)(nil), failedTokenTTL)
+		}
 		return nil, nil
 	}
 	user := review.Status.User
@@ -155,6 +162,9 @@ func (r *Reviewer) authenticate(ctx context.Context, token string) (*authenticat
 // authorize asks whether the user may use verb on the non-resource URL path.
 func (r *Reviewer) authorize(ctx context.Context, user *authenticationv1.UserInfo, verb, path string) (bool, error) {
 	key := grantKey(user, verb, path)
+	if key == "" {
+		return false, fmt.Errorf("access review key of user %q", user.Username)
+	}
 	if v, ok := r.grants.Get(key); ok {
 		return v.(bool), nil
 	}
@@ -179,34 +189,22 @@ func (r *Reviewer) authorize(ctx context.Context, user *authenticationv1.UserInf
 }
 
 // grantKey identifies a decision: the whole user (name, UID, groups and
-// extra values) and the request's verb and path, each part length-prefixed
-// so that no two different inputs share a key.
+// extra values) and the request's verb and path. The JSON encoding of the
+// review's attributes is unambiguous (every string quoted and escaped,
+// every list delimited), so no two different inputs share a key; groups and
+// extra keys are sorted first, since their order decides nothing.
 func grantKey(user *authenticationv1.UserInfo, verb, path string) string {
-	var b strings.Builder
-	part := func(s string) { fmt.Fprintf(&b, "%d:%s", len(s), s) }
-	part(user.Username)
-	part(user.UID)
-	part(verb)
-	part(path)
 	groups := append([]string(nil), user.Groups...)
 	sort.Strings(groups)
-	fmt.Fprintf(&b, "g%d", len(groups))
-	for _, g := range groups {
-		part(g)
+	b, err := json.Marshal(struct {
+		User, UID, Verb, Path string
+		Groups                []string
+		Extra                 map[string]authenticationv1.ExtraValue // encoding/json sorts map keys
+	}{user.Username, user.UID, verb, path, groups, user.Extra})
+	if err != nil {
+		// Not reachable for strings; never share a key if it were.
+		return ""
 	}
-	keys := make([]string, 0, len(user.Extra))
-	for k := range user.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	fmt.Fprintf(&b, "e%d", len(keys))
-	for _, k := range keys {
-		part(k)
-		fmt.Fprintf(&b, "v%d", len(user.Extra[k]))
-		for _, v := range user.Extra[k] {
-			part(v)
-		}
-	}
-	sum := sha256.Sum256([]byte(b.String()))
+	sum := sha256.Sum256(b)
 	return string(sum[:])
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
+	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -70,7 +72,19 @@ func token(t *testing.T, cs kubernetes.Interface, name string, allowed bool) str
 func TestScrapesNeedAnAcceptedTokenAndTheRightToGetTheURL(t *testing.T) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
-	httpClient, err := rest.HTTPClientFor(cfg)
+	// Count the reviews the filter asks for.
+	var mu sync.Mutex
+	reviews := map[string]int{}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			reviews[path.Base(req.URL.Path)]++
+			mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	httpClient, err := rest.HTTPClientFor(counted)
 	require.NoError(t, err)
 	filter, err := metricsauth.FilterProvider(cfg, httpClient)
 	require.NoError(t, err)
@@ -111,4 +125,14 @@ func TestScrapesNeedAnAcceptedTokenAndTheRightToGetTheURL(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, get(tc.method, tc.path, tc.auth), tc.name)
 	}
+	// One TokenReview per distinct token (none for a header that carries
+	// none), one SubjectAccessReview per distinct (user, verb, path): the
+	// repeated requests were answered from memory.
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, map[string]int{"tokenreviews": 3, "subjectaccessreviews": 4}, reviews)
 }
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

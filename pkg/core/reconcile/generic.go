@@ -209,8 +209,9 @@ func genericRootOf(ctx context.Context) (generic, unread bool) {
 }
 
 // fillFromBelow completes the inputs of a root whose own findings carry no
-// AI signal, or name no container (an owner whose spec names only its model
-// or engine), with what it absorbed (the whole roll-up's signal): the findings
+// AI signal, or, for a generic root, name no container (an owner whose spec
+// names only its model or engine), with what it absorbed (the whole
+// roll-up's signal): the findings
 // of each absorbed workload, scraped by its adapter, and of the pods the
 // closure attributes that may be read as a generic root's (their spec is
 // cached), one pod per distinct set of containers. Each finding's locator is
@@ -227,7 +228,12 @@ func FillFromBelow(ctx context.Context, reg *graph.Registry, store graph.Store, 
 	if in.ScrapeErr != nil {
 		return
 	}
-	if _, ok := in.Findings.Match(); ok && len(in.Findings.Containers) > 0 {
+	_, matched := in.Findings.Match()
+	if matched && (len(in.Findings.Containers) > 0 || !in.Subject.Generic) {
+		// A root with a signal of its own keeps it; a tracked root's adapter
+		// is precise about what it names (a KServe InferenceService's
+		// runtime comes from its ServingRuntime, not from every revision's
+		// Deployment).
 		return
 	}
 	var extra adapter.Findings
@@ -268,7 +274,7 @@ func FillFromBelow(ctx context.Context, reg *graph.Registry, store graph.Store, 
 		prefixLocators(&f, "Pod/"+p.GetName()+":")
 		podtemplate.MergeFindings(&extra, f)
 	}
-	if _, ok := extra.Match(); !ok {
+	if _, ok := extra.Match(); !ok && !matched {
 		return
 	}
 	have := map[string]bool{}

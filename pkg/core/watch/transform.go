@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,6 +10,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/aibom-dev/aibom/pkg/adapter"
+	"github.com/aibom-dev/aibom/pkg/adapter/podtemplate"
 	"github.com/aibom-dev/aibom/pkg/core/compact"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
 )
@@ -85,8 +87,7 @@ func TransformPod(in any) (any, error) {
 // it, or its controller is of a kind no adapter declares), what the generic
 // scraper reads of it: each container's name, image, command, args, env
 // (name and value) and resources, the volumes they mount, and the pod's
-// annotations (a model annotation names its model) less kubectl's copy of
-// the last applied manifest. A pod controlled by a kind an adapter declares
+// model annotations. A pod controlled by a kind an adapter declares
 // is read through its workload's template, so its spec is dropped as before.
 func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 	return func(in any) (any, error) {
@@ -97,8 +98,7 @@ func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 			if sp, ok := u.Object["spec"].(map[string]any); ok {
 				spec = podSpecSubset(sp)
 			}
-			annotations = u.GetAnnotations()
-			delete(annotations, lastAppliedAnnotation)
+			annotations = modelAnnotations(u.GetAnnotations())
 		}
 		out, err := TransformPod(in)
 		if err != nil {
@@ -116,9 +116,22 @@ func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 	}
 }
 
-// lastAppliedAnnotation is kubectl's copy of the applied manifest: the whole
-// object again, read by no scraper.
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+// modelAnnotations keeps the annotations a scraper reads of a pod: those
+// naming its model ("model.aibom.dev/<anything>"). The rest (kubectl's copy
+// of the manifest, a tenant's 256 KiB of anything) is neither cached nor a
+// reason to reconcile.
+func modelAnnotations(all map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range all {
+		if strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // podContainerKeys is what the generic scraper reads of a pod's container.
 var podContainerKeys = []string{"name", "image", "command", "args", "env", "resources", "volumeMounts"}

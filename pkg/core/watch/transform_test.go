@@ -232,15 +232,16 @@ func isNilPointer(v any) bool {
 
 // TestTransformPodForKeepsWhatAGenericRootReads: a pod nothing controls (or
 // controlled by a kind no adapter declares) keeps its containers and its
-// annotations, less kubectl's copy of the manifest; a pod under a declared
-// kind keeps neither.
+// model annotations, and no other annotation; a pod under a declared kind
+// keeps neither.
 func TestTransformPodForKeepsWhatAGenericRootReads(t *testing.T) {
 	reg := coretest.TestRegistry(t)
 	pod := func(controller string) *unstructured.Unstructured {
 		p := coretest.DecodeYAML(t, coretest.FullPodYAML)
 		p.SetAnnotations(map[string]string{
-			"model.aibom.dev/name": "Qwen/Qwen2.5-7B-Instruct",
-			lastAppliedAnnotation:  `{"apiVersion":"v1","kind":"Pod"}`,
+			"model.aibom.dev/name":                             "Qwen/Qwen2.5-7B-Instruct",
+			"kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1","kind":"Pod"}`,
+			"team": "inference",
 		})
 		p.SetOwnerReferences(nil)
 		if controller != "" {

@@ -353,7 +353,54 @@ status:
 	require.Equal(t, "Qwen/Qwen2.5-7B-Instruct", a.Status.Summary.Model)
 	require.Equal(t, "vllm", a.Status.Summary.Runtime)
 	require.Contains(t, a.Status.Document, "Deployment/qwen:spec.template.spec.containers[0]")
-	requireOnlyAIBOMs(t, ns, key)
+
+	// The same when what runs below carries no signal of its own (an image
+	// no scraper knows): the owner's model is the signal, and the document
+	// still names the image and its digest.
+	env.MustApply(t, ns, `
+apiVersion: serving.example.com/v1alpha1
+kind: ServingGroup
+metadata: {name: inhouse}
+spec: {modelName: acme/support-7b}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inhouse
+  ownerReferences: [{apiVersion: serving.example.com/v1alpha1, kind: ServingGroup, name: inhouse, controller: true}]
+spec:
+  selector: {matchLabels: {app: inhouse}}
+  template:
+    metadata: {labels: {app: inhouse}}
+    spec: {containers: [{name: server, image: registry.example.com/acme/server:1.0}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: inhouse-6f7c
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: inhouse, controller: true}]
+spec:
+  selector: {matchLabels: {app: inhouse}}
+  template:
+    metadata: {labels: {app: inhouse}}
+    spec: {containers: [{name: server, image: registry.example.com/acme/server:1.0}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: inhouse-6f7c-x1
+  labels: {app: inhouse}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: inhouse-6f7c, controller: true}]
+spec: {containers: [{name: server, image: registry.example.com/acme/server:1.0}]}
+status:
+  containerStatuses:
+  - {name: server, image: registry.example.com/acme/server:1.0, imageID: "registry.example.com/acme/server@sha256:`+digestB+`", ready: true, restartCount: 0, state: {running: {}}}
+`)
+	inhouse := harness.AIBOMKey(ns, servingGroupGK, "inhouse")
+	b := waitAIBOM(t, inhouse, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, digestB) })
+	require.Equal(t, "acme/support-7b", b.Status.Summary.Model)
+	require.Contains(t, b.Status.Document, "Deployment/inhouse:spec.template.spec.containers[0]")
+	requireOnlyAIBOMs(t, ns, key, inhouse)
 }
 
 // TestPodsOfAnUnreadableOwnerAreGroupedUnderOneAIBOM: the owner's kind is not
