@@ -122,6 +122,11 @@ type ColdStart struct {
 	// APIServer is the API server's latency for the AIBOM writes until
 	// every AIBOM was correct.
 	APIServer *APIServerLatency `json:"apiServer,omitempty"`
+	// CPUSeconds is the controller's CPU time (user and system,
+	// process_cpu_seconds_total) from its start until it settled after the
+	// cold start; CPUPerRootMillis divides it by the roots.
+	CPUSeconds       float64 `json:"cpuSeconds"`
+	CPUPerRootMillis float64 `json:"cpuPerRootMillis"`
 }
 
 func (c *ColdStart) summarise(roots int) {
@@ -133,6 +138,7 @@ func (c *ColdStart) summarise(roots int) {
 	if roots > 0 {
 		c.RequestsPerRoot = float64(c.Total) / float64(roots)
 		c.WritesPerRoot = float64(c.Writes) / float64(roots)
+		c.CPUPerRootMillis = 1000 * c.CPUSeconds / float64(roots)
 	}
 }
 
@@ -146,6 +152,8 @@ type Steady struct {
 	Reconciles      int            `json:"reconciles"`
 	Outcomes        map[string]int `json:"outcomes"`
 	Latency         Latency        `json:"latency"`
+	// CPUSeconds is the controller's CPU time for the pass.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // Quiet is the period after the annotation pass with no change at all.
@@ -158,6 +166,8 @@ type Quiet struct {
 	// passes in the period and the workloads they enqueued.
 	ResyncPasses   int `json:"resyncPasses"`
 	ResyncEnqueued int `json:"resyncEnqueued"`
+	// CPUSeconds is the controller's CPU time in the period.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // Memory is the controller's resident set, from /proc/<pid>/status.
@@ -240,12 +250,14 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	p("| cold-start writes | %d (%.2f per root) |", r.ColdStart.Writes, r.ColdStart.WritesPerRoot)
 	p("| cold-start AIBOMs written, then deleted as absorbed | %d |", r.ColdStart.Transient)
 	p("| cold-start reconciles | %d (%s) |", r.ColdStart.Reconciles, counts(r.ColdStart.Outcomes))
+	p("| cold-start CPU (from the start until settled) | %.2f s, %.2f ms per root |", r.ColdStart.CPUSeconds, r.ColdStart.CPUPerRootMillis)
 	p("| cold-start reconcile latency p50 / p99 (bucket-interpolated) | %s |", r.ColdStart.Latency)
 	p("| annotation pass: roots annotated | %d |", r.Steady.Annotated)
 	p("| annotation pass: reconciles | %d (%s) |", r.Steady.Reconciles, counts(r.Steady.Outcomes))
+	p("| annotation pass: CPU | %.2f s |", r.Steady.CPUSeconds)
 	p("| annotation pass: requests / writes | %d / %d |", total(r.Steady.Requests), r.Steady.Writes)
 	p("| annotation pass: reconcile latency p50 / p99 (bucket-interpolated) | %s |", r.Steady.Latency)
-	p("| quiet %.0f s: requests / writes / reconciles | %d / %d / %d |", r.Quiet.Seconds, total(r.Quiet.Requests), r.Quiet.Writes, r.Quiet.Reconciles)
+	p("| quiet %.0f s: requests / writes / reconciles / CPU | %d / %d / %d / %.2f s |", r.Quiet.Seconds, total(r.Quiet.Requests), r.Quiet.Writes, r.Quiet.Reconciles, r.Quiet.CPUSeconds)
 	if r.Quiet.ResyncPasses > 0 {
 		p("| quiet: re-verification passes / workloads enqueued | %d / %d |", r.Quiet.ResyncPasses, r.Quiet.ResyncEnqueued)
 	}

@@ -160,6 +160,10 @@ func (o *Options) defaults() error {
 // to the repository root.
 var CRDDirs = []string{"test/crds/dynamo/v1beta1", "test/crds/grove", "test/crds/lws", "test/crds/nim", "test/crds/unknown"}
 
+// processCPU is the controller's CPU time (client_golang's process
+// collector, which controller-runtime registers).
+const processCPU = "process_cpu_seconds_total"
+
 // touchAnnotation is the annotation of the steady-state pass; no adapter
 // reads it.
 const touchAnnotation = "scale.aibom.dev/touched"
@@ -317,6 +321,7 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.ColdStart.Reconciles = int(cold.Sum("controller_runtime_reconcile_total", controllerLabel))
 	rep.ColdStart.Latency = latency(cold.Histogram(reconcileTime, controllerLabel))
 	rep.ColdStart.Outcomes = outcomes(cold, nil)
+	rep.ColdStart.CPUSeconds = cold.Sum(processCPU, nil)
 	rep.ColdStart.summarise(rep.Load.Roots)
 	rep.ColdStart.Watches = rep.ColdStart.Requests["WATCH"]
 	for k, v := range rep.ColdStart.Requests {
@@ -349,6 +354,7 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Steady.Latency = latency(HistogramDelta(steady.Histogram(reconcileTime, controllerLabel), cold.Histogram(reconcileTime, controllerLabel)))
 	rep.Steady.Outcomes = outcomes(steady, cold)
 	rep.Steady.Writes = countWrites(rep.Steady.Requests)
+	rep.Steady.CPUSeconds = steady.Sum(processCPU, nil) - cold.Sum(processCPU, nil)
 	logf("annotation pass: %d reconciles, %d writes; quiet for %s", rep.Steady.Reconciles, rep.Steady.Writes, opts.Quiet)
 	select {
 	case <-ctx.Done():
@@ -365,6 +371,7 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Quiet.Reconciles = int(quiet.Sum("controller_runtime_reconcile_total", controllerLabel) - steady.Sum("controller_runtime_reconcile_total", controllerLabel))
 	rep.Quiet.ResyncPasses = int(quiet.Sum("aibom_resync_passes_total", nil) - steady.Sum("aibom_resync_passes_total", nil))
 	rep.Quiet.ResyncEnqueued = int(quiet.Sum("aibom_resync_enqueued_total", nil) - steady.Sum("aibom_resync_enqueued_total", nil))
+	rep.Quiet.CPUSeconds = quiet.Sum(processCPU, nil) - steady.Sum(processCPU, nil)
 	rep.Memory.HeapInuseAtEnd = int64(quiet.Sum("go_memstats_heap_inuse_bytes", nil))
 
 	if opts.Toggle {
