@@ -382,12 +382,14 @@ func (m EventMapper) descendants(ctx context.Context, req Request, q adder) {
 func (m EventMapper) relevantChange(e graph.Entry, oldObj, newObj client.Object) bool {
 	switch {
 	case e.GroupKind() == graph.PodGroupKind:
-		if !reflect.DeepEqual(runningImages(oldObj), runningImages(newObj)) {
+		// Each side decoded once (the cache holds pods compact).
+		oldU, newU := unstructuredOf(oldObj), unstructuredOf(newObj)
+		if !reflect.DeepEqual(runningImages(oldU), runningImages(newU)) {
 			return true
 		}
 		return m.Registry.PodReadWhole(metav1.GetControllerOfNoCopy(newObj)) && (oldObj.GetGeneration() != newObj.GetGeneration() ||
 			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations()) ||
-			!reflect.DeepEqual(declaredImages(oldObj), declaredImages(newObj)))
+			!reflect.DeepEqual(declaredImages(oldU), declaredImages(newU)))
 	case e.Tracked(), e.Role == adapter.RoleReferenced, e.Generic():
 		return oldObj.GetGeneration() != newObj.GetGeneration() ||
 			!reflect.DeepEqual(oldObj.GetAnnotations(), newObj.GetAnnotations())
@@ -398,8 +400,7 @@ func (m EventMapper) relevantChange(e graph.Entry, oldObj, newObj client.Object)
 
 // declaredImages lists a pod's containers by name and image, as its spec
 // declares them (an image is the one mutable field of a pod's containers).
-func declaredImages(obj client.Object) []any {
-	u := unstructuredOf(obj)
+func declaredImages(u *unstructured.Unstructured) []any {
 	if u == nil {
 		return nil
 	}
@@ -432,8 +433,7 @@ func unstructuredOf(obj client.Object) *unstructured.Unstructured {
 	}
 }
 
-func runningImages(obj client.Object) []any {
-	u := unstructuredOf(obj)
+func runningImages(u *unstructured.Unstructured) []any {
 	if u == nil {
 		return nil
 	}
