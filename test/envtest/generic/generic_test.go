@@ -259,40 +259,7 @@ apiVersion: serving.example.com/v1alpha1
 kind: ServingGroup
 metadata: {name: wrapper}
 spec: {replicas: 1}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: llama
-  ownerReferences: [{apiVersion: serving.example.com/v1alpha1, kind: ServingGroup, name: wrapper, controller: true}]
-spec:
-  selector: {matchLabels: {app: llama}}
-  template:
-    metadata: {labels: {app: llama}}
-    spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3, args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]}]}
----
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: llama-5d4c
-  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: llama, controller: true}]
-spec:
-  selector: {matchLabels: {app: llama}}
-  template:
-    metadata: {labels: {app: llama}}
-    spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3}]}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: llama-5d4c-x1
-  labels: {app: llama}
-  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: llama-5d4c, controller: true}]
-spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3}]}
-status:
-  containerStatuses:
-  - {name: vllm, image: docker.io/vllm/vllm-openai:v0.6.3, imageID: "docker.io/vllm/vllm-openai@sha256:`+digestA+`", ready: true, restartCount: 0, state: {running: {}}}
-`)
+`+deploymentUnder("wrapper", "llama", "vllm", "vllm/vllm-openai:v0.6.3", "docker.io/vllm/vllm-openai", digestA, `"--model", "meta-llama/Llama-3.1-8B-Instruct"`))
 	key := harness.AIBOMKey(ns, servingGroupGK, "wrapper")
 	a := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, digestA) })
 	require.Equal(t, []string{"Deployment.apps/llama"}, a.Status.Absorbed)
@@ -313,40 +280,7 @@ apiVersion: serving.example.com/v1alpha1
 kind: ServingGroup
 metadata: {name: qwen}
 spec: {modelName: Qwen/Qwen2.5-7B-Instruct, engine: vllm}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: qwen
-  ownerReferences: [{apiVersion: serving.example.com/v1alpha1, kind: ServingGroup, name: qwen, controller: true}]
-spec:
-  selector: {matchLabels: {app: qwen}}
-  template:
-    metadata: {labels: {app: qwen}}
-    spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3, args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]}]}
----
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: qwen-5d4c
-  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: qwen, controller: true}]
-spec:
-  selector: {matchLabels: {app: qwen}}
-  template:
-    metadata: {labels: {app: qwen}}
-    spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3}]}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: qwen-5d4c-x1
-  labels: {app: qwen}
-  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: qwen-5d4c, controller: true}]
-spec: {containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3}]}
-status:
-  containerStatuses:
-  - {name: vllm, image: docker.io/vllm/vllm-openai:v0.6.3, imageID: "docker.io/vllm/vllm-openai@sha256:`+digestA+`", ready: true, restartCount: 0, state: {running: {}}}
-`)
+`+deploymentUnder("qwen", "qwen", "vllm", "vllm/vllm-openai:v0.6.3", "docker.io/vllm/vllm-openai", digestA, `"--model", "Qwen/Qwen2.5-7B-Instruct"`))
 	key := harness.AIBOMKey(ns, servingGroupGK, "qwen")
 	a := waitAIBOM(t, key, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, digestA) })
 	require.Equal(t, []string{"Deployment.apps/qwen"}, a.Status.Absorbed)
@@ -362,40 +296,7 @@ apiVersion: serving.example.com/v1alpha1
 kind: ServingGroup
 metadata: {name: inhouse}
 spec: {modelName: acme/support-7b}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: inhouse
-  ownerReferences: [{apiVersion: serving.example.com/v1alpha1, kind: ServingGroup, name: inhouse, controller: true}]
-spec:
-  selector: {matchLabels: {app: inhouse}}
-  template:
-    metadata: {labels: {app: inhouse}}
-    spec: {containers: [{name: server, image: registry.example.com/acme/server:1.0}]}
----
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: inhouse-6f7c
-  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: inhouse, controller: true}]
-spec:
-  selector: {matchLabels: {app: inhouse}}
-  template:
-    metadata: {labels: {app: inhouse}}
-    spec: {containers: [{name: server, image: registry.example.com/acme/server:1.0}]}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: inhouse-6f7c-x1
-  labels: {app: inhouse}
-  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: inhouse-6f7c, controller: true}]
-spec: {containers: [{name: server, image: registry.example.com/acme/server:1.0}]}
-status:
-  containerStatuses:
-  - {name: server, image: registry.example.com/acme/server:1.0, imageID: "registry.example.com/acme/server@sha256:`+digestB+`", ready: true, restartCount: 0, state: {running: {}}}
-`)
+`+deploymentUnder("inhouse", "inhouse", "server", "registry.example.com/acme/server:1.0", "registry.example.com/acme/server", digestB, ""))
 	inhouse := harness.AIBOMKey(ns, servingGroupGK, "inhouse")
 	b := waitAIBOM(t, inhouse, func(a *v1alpha1.AIBOM) bool { return strings.Contains(a.Status.Document, digestB) })
 	require.Equal(t, "acme/support-7b", b.Status.Summary.Model)
@@ -474,6 +375,54 @@ spec:
 	require.Contains(t, a.Status.Document, "Deployment/llama:spec.template.spec.containers[0]")
 	requireOnlyAIBOMs(t, ns, key)
 	requireNoAIBOM(t, harness.AIBOMKey(ns, deploymentGK, "llama"))
+}
+
+// deploymentUnder is a Deployment controlled by the ServingGroup owner, with
+// its ReplicaSet and one pod running image (repository repo) at digest; args,
+// when not empty, are the Deployment's container arguments (YAML list items).
+func deploymentUnder(owner, name, container, image, repo, digest, args string) string {
+	deployArgs := ""
+	if args != "" {
+		deployArgs = ", args: [" + args + "]"
+	}
+	statusImage := image
+	if strings.HasPrefix(repo, "docker.io/") {
+		statusImage = "docker.io/" + image
+	}
+	return fmt.Sprintf(`---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[2]s
+  ownerReferences: [{apiVersion: serving.example.com/v1alpha1, kind: ServingGroup, name: %[1]s, controller: true}]
+spec:
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s}}
+    spec: {containers: [{name: %[3]s, image: %[4]s%[7]s}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: %[2]s-5d4c
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s, controller: true}]
+spec:
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s}}
+    spec: {containers: [{name: %[3]s, image: %[4]s}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: %[2]s-5d4c-x1
+  labels: {app: %[2]s}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: %[2]s-5d4c, controller: true}]
+spec: {containers: [{name: %[3]s, image: %[4]s}]}
+status:
+  containerStatuses:
+  - {name: %[3]s, image: %[8]s, imageID: "%[5]s@sha256:%[6]s", ready: true, restartCount: 0, state: {running: {}}}
+`, owner, name, container, image, repo, digest, deployArgs, statusImage)
 }
 
 func waitAIBOM(t *testing.T, key client.ObjectKey, cond func(*v1alpha1.AIBOM) bool) *v1alpha1.AIBOM {
