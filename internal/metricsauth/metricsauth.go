@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,10 +52,13 @@ const (
 // Reviewer asks the API server who a token belongs to and what that user
 // may do, remembering the answers for a short while.
 type Reviewer struct {
-	tokens authnclient.TokenReviewInterface
-	access authzclient.SubjectAccessReviewInterface
-	users  *cache.LRUExpireCache // token digest -> *authenticationv1.UserInfo (nil: rejected)
-	grants *cache.LRUExpireCache // attributes -> bool
+	// inflight joins concurrent first requests with one token (or one
+	// decision) into one review.
+	inflight singleflight.Group
+	tokens   authnclient.TokenReviewInterface
+	access   authzclient.SubjectAccessReviewInterface
+	users    *cache.LRUExpireCache // token digest -> *authenticationv1.UserInfo (nil: rejected)
+	grants   *cache.LRUExpireCache // attributes -> bool
 }
 
 // NewReviewer builds a Reviewer over the API server the config names.
@@ -97,6 +102,13 @@ func (r *Reviewer) Filter(log logr.Logger, next http.Handler) (http.Handler, err
 			return
 		}
 		user, err := r.authenticate(ctx, token)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// The client went away or the API server did not answer in
+			// time: not worth an error line per request.
+			log.V(1).Info("metrics request: token review not completed", "error", err.Error())
+			http.Error(w, "Authentication failed", http.StatusInternalServerError)
+			return
+		}
 		if err != nil {
 			log.Error(err, "metrics request: token review failed")
 			http.Error(w, "Authentication failed", http.StatusInternalServerError)
@@ -142,21 +154,27 @@ func (r *Reviewer) authenticate(ctx context.Context, token string) (*authenticat
 	if v, ok := r.users.Get(key); ok {
 		return v.(*authenticationv1.UserInfo), nil
 	}
-	review, err := r.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("token review: %w", err)
-	}
-	if !review.Status.Authenticated {
-		if review.Status.Error == "" {
-			// A rejection, remembered; an authenticator's failure inside
-			// the API server is asked about again next time.
-			r.users.Add(key, (*authenticationv1.UserInfo)(nil), failedTokenTTL)
+	v, err, _ := r.inflight.Do("t"+string(key[:]), func() (any, error) {
+		review, err := r.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("token review: %w", err)
 		}
-		return nil, nil
+		if !review.Status.Authenticated {
+			if review.Status.Error == "" {
+				// A rejection, remembered; an authenticator's failure
+				// inside the API server is asked about again next time.
+				r.users.Add(key, (*authenticationv1.UserInfo)(nil), failedTokenTTL)
+			}
+			return (*authenticationv1.UserInfo)(nil), nil
+		}
+		user := review.Status.User
+		r.users.Add(key, &user, tokenTTL)
+		return &user, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	user := review.Status.User
-	r.users.Add(key, &user, tokenTTL)
-	return &user, nil
+	return v.(*authenticationv1.UserInfo), nil
 }
 
 // authorize asks whether the user may use verb on the non-resource URL path.
@@ -168,24 +186,30 @@ func (r *Reviewer) authorize(ctx context.Context, user *authenticationv1.UserInf
 	if v, ok := r.grants.Get(key); ok {
 		return v.(bool), nil
 	}
-	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	review, err := r.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
-		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
-	}}, metav1.CreateOptions{})
+	v, err, _ := r.inflight.Do("g"+key, func() (any, error) {
+		extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+		for k, v := range user.Extra {
+			extra[k] = authorizationv1.ExtraValue(v)
+		}
+		review, err := r.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
+			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("subject access review: %w", err)
+		}
+		allowed := review.Status.Allowed && !review.Status.Denied
+		ttl := denyTTL
+		if allowed {
+			ttl = allowTTL
+		}
+		r.grants.Add(key, allowed, ttl)
+		return allowed, nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("subject access review: %w", err)
+		return false, err
 	}
-	allowed := review.Status.Allowed && !review.Status.Denied
-	ttl := denyTTL
-	if allowed {
-		ttl = allowTTL
-	}
-	r.grants.Add(key, allowed, ttl)
-	return allowed, nil
+	return v.(bool), nil
 }
 
 // grantKey identifies a decision: the whole user (name, UID, groups and
