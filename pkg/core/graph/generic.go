@@ -41,7 +41,7 @@ func GenericAdapter() adapter.Adapter { return genericKinds{} }
 // of one: no controller, or a controller of a kind no adapter declares (a
 // generic kind, or one only the reference names). A pod controlled by a
 // declared kind (a ReplicaSet's, a StatefulSet's, a Job's) is read through
-// its workload's template. The pod cache keeps such a pod's spec and
+// its workload's template. The pod cache keeps such a pod's spec and model
 // annotations, and their changes are reconciled.
 func (r *Registry) PodReadWhole(controller *metav1.OwnerReference) bool {
 	if controller == nil {

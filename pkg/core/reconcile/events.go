@@ -401,15 +401,23 @@ func (m EventMapper) relevantChange(e graph.Entry, oldObj, newObj client.Object)
 // declaredImages lists a pod's containers by name and image, as its spec
 // declares them (an image is the one mutable field of a pod's containers).
 func declaredImages(u *unstructured.Unstructured) []any {
+	return containerFields(u, "spec", []string{"initContainers", "containers"}, "name", "image")
+}
+
+// containerFields lists, for each entry of the pod's lists under section,
+// the values of keys, in order.
+func containerFields(u *unstructured.Unstructured, section string, lists []string, keys ...string) []any {
 	if u == nil {
 		return nil
 	}
 	var out []any
-	for _, field := range []string{"initContainers", "containers"} {
-		list, _, _ := unstructured.NestedSlice(u.Object, "spec", field)
-		for _, c := range list {
-			if c, ok := c.(map[string]any); ok {
-				out = append(out, c["name"], c["image"])
+	for _, field := range lists {
+		entries, _, _ := unstructured.NestedSlice(u.Object, section, field)
+		for _, e := range entries {
+			if m, ok := e.(map[string]any); ok {
+				for _, k := range keys {
+					out = append(out, m[k])
+				}
 			}
 		}
 	}
@@ -433,20 +441,10 @@ func unstructuredOf(obj client.Object) *unstructured.Unstructured {
 	}
 }
 
+// runningImages lists a pod's container statuses by name, image and image
+// ID (the digest it runs).
 func runningImages(u *unstructured.Unstructured) []any {
-	if u == nil {
-		return nil
-	}
-	var out []any
-	for _, field := range []string{"initContainerStatuses", "containerStatuses"} {
-		statuses, _, _ := unstructured.NestedSlice(u.Object, "status", field)
-		for _, s := range statuses {
-			if m, ok := s.(map[string]any); ok {
-				out = append(out, m["name"], m["image"], m["imageID"])
-			}
-		}
-	}
-	return out
+	return containerFields(u, "status", []string{"initContainerStatuses", "containerStatuses"}, "name", "image", "imageID")
 }
 
 // NamespaceChanged asks the workers to re-evaluate every tracked workload

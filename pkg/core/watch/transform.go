@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,7 +97,13 @@ func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 			if sp, ok := u.Object["spec"].(map[string]any); ok {
 				spec = podSpecSubset(sp)
 			}
-			annotations = modelAnnotations(u.GetAnnotations())
+			// The annotations a scraper reads of a pod: those naming its
+			// model. The rest (kubectl's copy of the manifest, a tenant's
+			// 256 KiB of anything) is neither cached nor a reason to
+			// reconcile. The API server stores only strings there.
+			if md, ok := u.Object["metadata"].(map[string]any); ok {
+				annotations, _ = podtemplate.ModelAnnotations(md, "metadata")
+			}
 		}
 		out, err := TransformPod(in)
 		if err != nil {
@@ -114,23 +119,6 @@ func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 		}
 		return out, err
 	}
-}
-
-// modelAnnotations keeps the annotations a scraper reads of a pod: those
-// naming its model ("model.aibom.dev/<anything>"). The rest (kubectl's copy
-// of the manifest, a tenant's 256 KiB of anything) is neither cached nor a
-// reason to reconcile.
-func modelAnnotations(all map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range all {
-		if strings.HasPrefix(k, podtemplate.ModelAnnotationPrefix) {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // podContainerKeys is what the generic scraper reads of a pod's container.
