@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,7 +122,15 @@ func (w *StatusWriter) write(ctx context.Context, key types.NamespacedName, resu
 	a := &v1alpha1.AIBOM{}
 	fresh := false
 	if err := w.Cache.Get(ctx, key, a); apierrors.IsNotFound(err) {
-		return nil
+		// A sink can deliver a new AIBOM's document before the cache has
+		// seen the AIBOM: decide on the API server's copy, or the receipt
+		// is lost.
+		if err := w.API.Get(ctx, key, a); apierrors.IsNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		fresh = true
 	} else if err != nil {
 		return err
 	}
@@ -184,6 +193,9 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 			continue
 		}
 		if cur == nil && a.Status.DocumentSHA256 == "" {
+			// No document yet: the cache may not have seen the status
+			// the reconciler wrote with it.
+			stale = true
 			continue
 		}
 		msg, _ := podtemplate.Redact(r.Message)
@@ -216,6 +228,8 @@ func (w *StatusWriter) apply(a *v1alpha1.AIBOM, results map[string]sink.Result) 
 		}
 		if cur == nil {
 			a.Status.Sinks = append(a.Status.Sinks, next)
+		} else if equality.Semantic.DeepEqual(*cur, next) {
+			continue // a result reported again (the sink holds the document already)
 		} else {
 			*cur = next
 		}

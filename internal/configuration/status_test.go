@@ -1,11 +1,16 @@
 package configuration
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/sink"
@@ -79,10 +84,58 @@ func TestStatusWriterApply(t *testing.T) {
 	require.True(t, changed)
 	require.Equal(t, v1alpha1.DeliveryFailed, a.Status.Sinks[0].State)
 
+	// The same receipt reported again (the sink holds the document
+	// already) changes nothing.
+	a = aibom()
+	a.UID = "uid-again"
+	again := map[string]sink.Result{"a": {Sink: "a", Op: sink.OpWrite, SHA256: "full", State: v1alpha1.DeliveryDelivered, Attempts: 1, At: at}}
+	changed, _, _ = w.apply(a, again)
+	require.True(t, changed)
+	changed, stale, _ = w.apply(a, again)
+	require.False(t, changed || stale)
+
+	// A copy with no document yet (the cache has not seen the status the
+	// reconciler wrote) is stale: the API server's copy decides.
+	a = &v1alpha1.AIBOM{}
+	changed, stale, _ = w.apply(a, again)
+	require.False(t, changed)
+	require.True(t, stale)
+
 	// A sink no longer configured is ignored.
 	a = aibom()
 	changed, _, _ = w.apply(a, map[string]sink.Result{"gone": {Sink: "gone", Op: sink.OpWrite, SHA256: "full", State: v1alpha1.DeliveryDelivered, At: at}})
 	require.False(t, changed)
+}
+
+// A sink can deliver a new AIBOM's document before the cache has seen the
+// AIBOM (or the status written with it): the receipt is written into the
+// API server's copy, not dropped.
+func TestStatusWriterWritesAReceiptTheCacheCannotSeeYet(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	stored := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "deployment-vllm", UID: "uid-new"},
+		Status: v1alpha1.AIBOMStatus{Document: "{}", DocumentSHA256: "s",
+			Sinks: []v1alpha1.SinkDelivery{{Sink: "a", State: v1alpha1.DeliveryPending, DocumentSHA256: "s"}}}}
+	api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(stored).WithStatusSubresource(stored).Build()
+	for name, cached := range map[string]*v1alpha1.AIBOM{
+		"no AIBOM in the cache":         nil,
+		"no status in the cache's copy": {ObjectMeta: stored.ObjectMeta},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(scheme)
+			if cached != nil {
+				b = b.WithObjects(cached)
+			}
+			w := &StatusWriter{Client: api, API: api, Cache: b.Build(), Sinks: names{"a"}}
+			key := client.ObjectKeyFromObject(stored)
+			r := sink.Result{Sink: "a", Op: sink.OpWrite, AIBOM: key, SHA256: "s", State: v1alpha1.DeliveryDelivered, Attempts: 1, At: time.Unix(1700000000, 0)}
+			require.NoError(t, w.write(context.Background(), key, map[string]sink.Result{"a": r}))
+			got := &v1alpha1.AIBOM{}
+			require.NoError(t, api.Get(context.Background(), key, got))
+			require.Equal(t, v1alpha1.DeliveryDelivered, got.Status.Sinks[0].State)
+			require.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionSynced))
+		})
+	}
 }
 
 func TestStatusWriterRecordsAttemptsAndTheNextAttempt(t *testing.T) {

@@ -204,9 +204,12 @@ func (d *Dispatcher) Names() []string {
 func (d *Dispatcher) HeldBytes() int64 { return d.docs.bytes() }
 
 // Offer hands an event to every sink. It never blocks: an event a sink
-// already holds (queued, being delivered, or delivered by this process) is
-// not queued twice; a newer event replaces the waiting one of the same
-// AIBOM; a full queue refuses the event and reports it (QueueFull).
+// already holds (queued or being delivered) is not queued twice, and one it
+// delivered in this process is not sent again but its Delivered result is
+// reported again (the receipt may not have reached the AIBOM's status: the
+// reconciler offers a document only when the status shows no delivery); a
+// newer event replaces the waiting one of the same AIBOM; a full queue
+// refuses the event and reports it (QueueFull).
 func (d *Dispatcher) Offer(ev Event) {
 	d.OfferTo(d.Names(), ev)
 }
@@ -347,10 +350,10 @@ type lane struct {
 	mu        sync.Mutex
 	sink      Sink
 	scrub     *Scrubber
-	items     map[types.NamespacedName]*item // queued or being delivered
-	due       schedule                       // the queued ones
-	delivered map[types.NamespacedName]string
-	busy      map[string]bool // partitions with an attempt running
+	items     map[types.NamespacedName]*item  // queued or being delivered
+	due       schedule                        // the queued ones
+	delivered map[types.NamespacedName]Result // the last document delivered, per AIBOM
+	busy      map[string]bool                 // partitions with an attempt running
 	wake      chan struct{}
 	cancel    context.CancelFunc
 }
@@ -358,7 +361,7 @@ type lane struct {
 func newLane(d *Dispatcher, s Sink) *lane {
 	queueDepth.WithLabelValues(s.Name()).Set(0)
 	l := &lane{d: d, name: s.Name(), items: map[types.NamespacedName]*item{},
-		delivered: map[types.NamespacedName]string{}, busy: map[string]bool{}, wake: make(chan struct{}, 1)}
+		delivered: map[types.NamespacedName]Result{}, busy: map[string]bool{}, wake: make(chan struct{}, 1)}
 	l.setSink(s)
 	return l
 }
@@ -435,8 +438,11 @@ func (l *lane) newItem(ev Event) *item {
 func (l *lane) offer(ev Event) {
 	key := ev.AIBOM
 	l.mu.Lock()
-	if ev.Op == OpWrite && ev.SHA256 != "" && l.delivered[key] == ev.SHA256 {
+	if done, ok := l.delivered[key]; ok && ev.Op == OpWrite && ev.SHA256 != "" && done.SHA256 == ev.SHA256 {
 		l.mu.Unlock()
+		// Delivered already: nothing to send, but the receipt again (the
+		// status writer may have found no AIBOM to write it into yet).
+		l.d.report(done)
 		return
 	}
 	if ev.Op == OpDelete {
@@ -671,12 +677,13 @@ func (l *lane) attempt(ctx context.Context, it *item) {
 	if err == nil {
 		attempts.WithLabelValues(l.name, "ok").Inc()
 		deliveries.WithLabelValues(l.name, string(ev.Op)).Inc()
+		res := l.result(it, v1alpha1.DeliveryDelivered, rec.Location, "", "")
 		if ev.Op == OpWrite {
 			l.mu.Lock()
-			l.delivered[ev.AIBOM] = ev.SHA256
+			l.delivered[ev.AIBOM] = res
 			l.mu.Unlock()
 		}
-		l.d.report(l.result(it, v1alpha1.DeliveryDelivered, rec.Location, "", ""))
+		l.d.report(res)
 		l.finish(it)
 		return
 	}
