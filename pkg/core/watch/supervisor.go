@@ -82,6 +82,10 @@ type Supervisor struct {
 	// fail with ErrKindNotSynced, so its children wait instead of
 	// reporting as roots.
 	decided sync.Map
+	// notServed holds the registered kinds the last discovery pass found
+	// the cluster does not serve (schema.GroupKind -> true): no object of
+	// them exists, so a closure does not ask for their children.
+	notServed sync.Map
 	// fallbackLogged: one log line per kind on the live-read fallback per
 	// process.
 	fallbackLogged sync.Map
@@ -389,6 +393,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 		s.Log.Info("kind no longer registered by any adapter; its watch stops and its AIBOMs are kept", "kind", gk.String())
 		s.stop(gk)
 		s.decided.Delete(gk)
+		s.notServed.Delete(gk)
 	}
 	s.resolveUnknownOwners(ctx)
 	served := &graph.ServedVersions{Discovery: s.discovery}
@@ -411,7 +416,13 @@ func (s *Supervisor) discover(ctx context.Context) {
 			// Neither start nor stop on a failed discovery: next pass.
 			s.Log.V(1).Info("discovery failed; trying again next pass", "kind", e.Kind.String(), "error", err.Error())
 			failed = true
+			s.notServed.Delete(e.GroupKind())
 			continue
+		}
+		if ok {
+			s.notServed.Delete(e.GroupKind())
+		} else {
+			s.notServed.Store(e.GroupKind(), true)
 		}
 		s.mu.RLock()
 		kw := s.kinds[e.GroupKind()]
@@ -909,6 +920,14 @@ func (s *Supervisor) MayBeControlledBy(child graph.Entry, owner schema.GroupKind
 	s.mu.RLock()
 	kw := s.kinds[child.GroupKind()]
 	s.mu.RUnlock()
+	if kw == nil {
+		if _, absent := s.notServed.Load(child.GroupKind()); absent {
+			// Not served: no object of it exists, so none has a
+			// controller. Not a miss of the closure either: nothing of
+			// it can be missing below an owner.
+			return false
+		}
+	}
 	if kw == nil || !kw.synced.Load() {
 		// Unreadable kinds are queried, so that the closure reports them as
 		// misses.

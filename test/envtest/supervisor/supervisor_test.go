@@ -234,17 +234,21 @@ func TestBrokenConversionWebhookIsIsolatedAndRecovers(t *testing.T) {
 // leaves other kinds working.
 func TestCRDInstalledAfterStartAndDeletedWhileWatched(t *testing.T) {
 	ctx := context.Background()
+	const kind = "Widget.test.aibom.dev"
+	missesBefore := metricValue("aibom_closure_unreadable_total", kind)
 	startController(t, harness.ControllerOptions{}, apps.New(), kindAdapter{kind: "Widget", versions: []string{"v1"}})
 	ns := newNamespace(t)
 	env.MustApply(t, ns, deployment)
 	waitAIBOM(t, ns, deploymentGK, "web", nil)
+	// A kind the cluster does not serve has no objects: nothing of it is
+	// missing below the Deployment, and its closure does not ask for it.
+	require.Equal(t, missesBefore, metricValue("aibom_closure_unreadable_total", kind), "a kind not served is no closure miss")
 
 	c := crd("Widget", "v1")
 	installCRD(t, c)
 	env.MustApply(t, ns, gadget("Widget", "v1", "late"))
 	gk := schema.GroupKind{Group: group, Kind: "Widget"}
 	kept := waitAIBOM(t, ns, gk, "late", nil)
-	const kind = "Widget.test.aibom.dev"
 	require.Eventually(t, func() bool { return metricValue("aibom_watch_healthy", kind) == 1 }, eventually, tick)
 
 	require.NoError(t, env.Client.Delete(ctx, c))
