@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -522,7 +524,7 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 // it): the API server does not encode the stored document back, and the
 // controller does not decode it; nothing after the write reads the answer.
 func (r *Reconciler) patchStatus(ctx context.Context, key client.ObjectKey, base, aibom *v1alpha1.AIBOM) error {
-	data, err := client.MergeFrom(base).Data(aibom)
+	data, err := statusMergePatch(base, aibom)
 	if err != nil {
 		return err
 	}
@@ -531,6 +533,57 @@ func (r *Reconciler) patchStatus(ctx context.Context, key client.ObjectKey, base
 	answer.SetNamespace(key.Namespace)
 	answer.SetName(key.Name)
 	return r.Writer.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, data))
+}
+
+// statusMergePatch is the JSON merge patch from base to aibom
+// (client.MergeFrom's), computed with status.document out of the diff and
+// set afterwards when it changed: the document is most of an AIBOM's bytes,
+// and a diff would encode it twice and decode it twice again to find that
+// it changed.
+func statusMergePatch(base, aibom *v1alpha1.AIBOM) ([]byte, error) {
+	b, a := *base, *aibom
+	b.Status.Document, a.Status.Document = "", ""
+	data, err := client.MergeFrom(&b).Data(&a)
+	if err != nil || base.Status.Document == aibom.Status.Document {
+		return data, err
+	}
+	// The rest of the patch is kept byte for byte; the document is encoded
+	// once, into the status object.
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(data, &patch); err != nil {
+		return nil, err
+	}
+	doc := []byte("null") // removed
+	if aibom.Status.Document != "" {
+		if doc, err = json.Marshal(aibom.Status.Document); err != nil {
+			return nil, err
+		}
+	}
+	rest := bytes.TrimSpace(patch["status"])
+	if len(rest) < 2 || rest[0] != '{' {
+		rest = []byte("{}")
+	}
+	var out bytes.Buffer
+	out.Grow(len(data) + len(doc) + 32)
+	out.WriteByte('{')
+	for k, v := range patch {
+		if k == "status" {
+			continue
+		}
+		key, _ := json.Marshal(k)
+		out.Write(key)
+		out.WriteByte(':')
+		out.Write(v)
+		out.WriteByte(',')
+	}
+	out.WriteString(`"status":{"document":`)
+	out.Write(doc)
+	if inner := bytes.TrimSpace(rest[1 : len(rest)-1]); len(inner) > 0 {
+		out.WriteByte(',')
+		out.Write(inner)
+	}
+	out.WriteString("}}")
+	return out.Bytes(), nil
 }
 
 func setSubject(aibom *v1alpha1.AIBOM, entry graph.Entry, obj *unstructured.Unstructured) {

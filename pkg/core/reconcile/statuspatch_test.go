@@ -1,0 +1,74 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aibom-dev/aibom/api/v1alpha1"
+)
+
+// statusMergePatch leaves the document out of the diff; applied to the
+// stored object it must give what client.MergeFrom's patch gives.
+func TestStatusMergePatchIsTheMergeFromPatch(t *testing.T) {
+	doc := `{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"component":{"name":"<vllm> & \"quoted\""}}}`
+	aibom := func(document, sha string, absorbed ...string) *v1alpha1.AIBOM {
+		a := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "deployment-vllm", ResourceVersion: "7"},
+			Status: v1alpha1.AIBOMStatus{Document: document, DocumentSHA256: sha, DocumentSize: len(document), InputHash: "in-" + sha,
+				Absorbed: absorbed, AbsorbedCount: len(absorbed), Summary: v1alpha1.Summary{Runtime: "vllm"}}}
+		meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Reported"})
+		return a
+	}
+	cases := map[string]struct{ base, next *v1alpha1.AIBOM }{
+		"a first document (the cache's copy has none)": {&v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "deployment-vllm"}}, aibom(doc, "a")},
+		"a new document over the cache's copy":         {aibom("", "a"), aibom(doc+" ", "b", "ReplicaSet.apps/x")},
+		"the same document, other facts":               {aibom(doc, "a"), aibom(doc, "a", "ReplicaSet.apps/x")},
+		"the last document kept (left out)":            {aibom("", "a", "ReplicaSet.apps/x"), aibom("", "a")},
+		"a document removed":                           {aibom(doc, "a"), aibom("", "a")},
+		"nothing changed":                              {aibom(doc, "a"), aibom(doc, "a")},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			stored, err := json.Marshal(c.base)
+			require.NoError(t, err)
+			want, err := client.MergeFrom(c.base).Data(c.next)
+			require.NoError(t, err)
+			got, err := statusMergePatch(c.base, c.next)
+			require.NoError(t, err)
+			wantObj, err := jsonpatch.MergePatch(stored, want)
+			require.NoError(t, err)
+			gotObj, err := jsonpatch.MergePatch(stored, got)
+			require.NoError(t, err)
+			require.JSONEq(t, string(wantObj), string(gotObj), "patch %s, MergeFrom's %s", got, want)
+		})
+	}
+}
+
+// The status patch of a first document of about 8 KB over the cache's copy
+// (which has none): statusMergePatch against client.MergeFrom's diff.
+func BenchmarkStatusMergePatch(b *testing.B) {
+	doc := `{"bomFormat":"CycloneDX","components":[` + strings.Repeat(`{"type":"container","name":"vllm/vllm-openai","version":"v0.6.3"},`, 120) + `{}]}`
+	base := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "deployment-vllm", ResourceVersion: "7"}}
+	next := base.DeepCopy()
+	next.Status = v1alpha1.AIBOMStatus{Document: doc, DocumentSHA256: "a", DocumentSize: len(doc), InputHash: "in", Summary: v1alpha1.Summary{Runtime: "vllm"}}
+	b.Run("statusMergePatch", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := statusMergePatch(base, next); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("MergeFrom", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := client.MergeFrom(base).Data(next); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
