@@ -1,9 +1,13 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -256,23 +260,18 @@ func FillFromBelow(ctx context.Context, reg *graph.Registry, store graph.Store, 
 		prefixLocators(&f, gk.Kind+"/"+t.GetName()+":")
 		podtemplate.MergeFindings(&extra, f)
 	}
-	seen := map[string]bool{}
-	for _, p := range desc.Pods {
-		if _, hasSpec := p.Object["spec"]; !hasSpec {
-			continue
-		}
-		sig := podSignature(p)
-		if seen[sig] {
-			continue
-		}
-		seen[sig] = true
-		f, err := generic.Scrape(ctx, p)
+	pods, omitted := podsToRead(desc.Pods)
+	for _, p := range pods {
+		f, err := generic.Scrape(ctx, p.pod)
 		if err != nil {
 			continue
 		}
 		sanitize(ctx, graph.GenericAdapterName, &f)
-		prefixLocators(&f, "Pod/"+p.GetName()+":")
+		prefixLocators(&f, "Pod/"+p.label+":")
 		podtemplate.MergeFindings(&extra, f)
+	}
+	if omitted > 0 {
+		extra.Properties = append(extra.Properties, adapter.Property{Name: PropPodSpecsNotRead, Value: strconv.Itoa(omitted)})
 	}
 	if _, ok := extra.Match(); !ok && !matched {
 		return
@@ -292,6 +291,60 @@ func FillFromBelow(ctx context.Context, reg *graph.Registry, store graph.Store, 
 	podtemplate.MergeFindings(&in.Findings, extra)
 	in.Images, in.Digests = resolveImagesAndDigests(&in.Findings, desc)
 	in.Hash = in.hash()
+}
+
+// MaxPodSpecsRead bounds the distinct pod specs (podSignature) read below
+// one root: whoever may create pods under an owner must not make its
+// reconcile read without end. The rest are counted in PropPodSpecsNotRead.
+const MaxPodSpecsRead = 32
+
+// PropPodSpecsNotRead is the document property that counts the distinct pod
+// specs below a root past MaxPodSpecsRead, not read.
+const PropPodSpecsNotRead = "aibom.generic.podSpecsNotRead"
+
+type podToRead struct {
+	pod   *unstructured.Unstructured
+	label string
+}
+
+// podsToRead picks, among the pods with a spec, one per distinct spec
+// (podSignature): the one with the smallest label, in label order, at most
+// MaxPodSpecsRead of them; omitted counts the other distinct specs. The
+// choice and the locators do not depend on the order pods are listed in,
+// and a replica replaced by another of the same generateName keeps its
+// label, so a rolling restart does not rewrite the document.
+func podsToRead(all []*unstructured.Unstructured) (pods []podToRead, omitted int) {
+	bySig := map[string]podToRead{}
+	for _, p := range all {
+		if _, hasSpec := p.Object["spec"]; !hasSpec {
+			continue
+		}
+		sig, label := podSignature(p), podLabel(p)
+		if cur, ok := bySig[sig]; !ok || label < cur.label {
+			bySig[sig] = podToRead{pod: p, label: label}
+		}
+	}
+	for _, p := range bySig {
+		pods = append(pods, p)
+	}
+	slices.SortFunc(pods, func(a, b podToRead) int {
+		return cmp.Or(strings.Compare(a.label, b.label), strings.Compare(podSignature(a.pod), podSignature(b.pod)))
+	})
+	if len(pods) > MaxPodSpecsRead {
+		omitted = len(pods) - MaxPodSpecsRead
+		pods = pods[:MaxPodSpecsRead]
+	}
+	return pods, omitted
+}
+
+// podLabel names a pod in locators: "<generateName>*" for a pod named from
+// its generateName (its replicas and replacements share it), its name
+// otherwise.
+func podLabel(p *unstructured.Unstructured) string {
+	if gn := p.GetGenerateName(); gn != "" && strings.HasPrefix(p.GetName(), gn) {
+		return gn + "*"
+	}
+	return p.GetName()
 }
 
 // podSignature identifies a pod's containers by name and image, so that
