@@ -438,10 +438,13 @@ func (l *lane) newItem(ev Event) *item {
 func (l *lane) offer(ev Event) {
 	key := ev.AIBOM
 	l.mu.Lock()
-	if done, ok := l.delivered[key]; ok && ev.Op == OpWrite && ev.SHA256 != "" && done.SHA256 == ev.SHA256 {
+	if done, ok := l.delivered[key]; ok && l.items[key] == nil && ev.Op == OpWrite && ev.SHA256 != "" && done.SHA256 == ev.SHA256 {
 		l.mu.Unlock()
-		// Delivered already: nothing to send, but the receipt again (the
-		// status writer may have found no AIBOM to write it into yet).
+		// Delivered already, and no other document of the AIBOM queued or
+		// being delivered since: nothing to send, but the receipt again
+		// (the status writer may have found no AIBOM to write it into
+		// yet). With another document on its way, this one goes after it
+		// as any newer event does: the sink ends up holding it.
 		l.d.report(done)
 		return
 	}

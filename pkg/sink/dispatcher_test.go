@@ -129,6 +129,61 @@ func TestTransientFailuresAreRetriedThenDelivered(t *testing.T) {
 	require.Equal(t, res, again[0], "the receipt reported again is the delivery's own")
 }
 
+// A document that comes back (X, then Y, then X again) while Y is being
+// delivered is delivered again after Y: the sink ends up holding X, and the
+// last receipt is X's own delivery, not a repeat of the first.
+func TestADocumentThatComesBackIsDeliveredAfterTheOneInFlight(t *testing.T) {
+	rec := &recorder{}
+	s := &scripted{name: "flip", block: make(chan struct{})}
+	d := NewDispatcher(fastOptions(), rec, logr.Discard())
+	d.SetSinks([]Sink{s})
+	start(t, d)
+	d.Offer(ev("a", "sha-x"))
+	s.block <- struct{}{}
+	rec.waitFor(t, func(r Result) bool { return r.State == v1alpha1.DeliveryDelivered && r.SHA256 == "sha-x" })
+	d.Offer(ev("a", "sha-y")) // held at the sink
+	key := ev("a", "").AIBOM
+	require.Eventually(t, func() bool {
+		d.mu.Lock()
+		l := d.lanes["flip"]
+		d.mu.Unlock()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		it := l.items[key]
+		return it != nil && it.index < 0 // being delivered
+	}, 5*time.Second, time.Millisecond)
+	d.Offer(ev("a", "sha-x"))
+	release := func(what string) {
+		t.Helper()
+		select {
+		case s.block <- struct{}{}:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no delivery of %s reached the sink", what)
+		}
+	}
+	release("y")
+	release("x again")
+	rec.waitFor(t, func(r Result) bool { return r.State == v1alpha1.DeliveryDelivered && r.SHA256 == "sha-y" })
+	require.Eventually(t, func() bool { return s.count() == 3 }, 5*time.Second, time.Millisecond)
+	s.mu.Lock()
+	last := s.calls[len(s.calls)-1].SHA256
+	s.mu.Unlock()
+	require.Equal(t, "sha-x", last, "the sink holds the latest document")
+	got := rec.results()
+	require.Equal(t, "sha-x", got[len(got)-1].SHA256)
+	require.Equal(t, 3, countDelivered(got), "each delivery reported once, none repeated")
+}
+
+func countDelivered(rs []Result) int {
+	n := 0
+	for _, r := range rs {
+		if r.State == v1alpha1.DeliveryDelivered {
+			n++
+		}
+	}
+	return n
+}
+
 func TestPermanentFailureIsNotRetried(t *testing.T) {
 	rec := &recorder{}
 	s := &scripted{name: "perm", script: []error{HTTPStatus(400)}}
