@@ -58,6 +58,32 @@ func (s *ServedVersions) Preferred(e Entry) (version string, ok bool, err error)
 	return "", false, nil
 }
 
+// Absent reports whether discovery shows that no object of the kind can
+// exist: the whole of discovery answered, no group-version of the kind's
+// group failed, and no served version of the group lists the kind (under
+// any resource). A kind served only in versions or under a resource the
+// adapter does not name is not absent: its objects exist, unread.
+func (s *ServedVersions) Absent(e Entry) bool {
+	if !s.whole {
+		return false
+	}
+	for gv := range s.failed {
+		if gv.Group == e.Group {
+			return false
+		}
+	}
+	for name, kinds := range s.served {
+		gv, err := schema.ParseGroupVersion(name)
+		if err != nil || gv.Group != e.Group {
+			continue
+		}
+		if _, listed := kinds[e.Kind.Kind]; listed {
+			return false
+		}
+	}
+	return true
+}
+
 // prefetch asks for every group-version's resources at once. A partial
 // answer (some groups failed, an aggregated API server down) keeps what
 // answered and marks the rest failed, to be asked one by one; a failure of

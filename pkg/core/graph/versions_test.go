@@ -83,19 +83,30 @@ func TestServedVersionsAsksForTheWholeOfDiscoveryOnce(t *testing.T) {
 
 	t.Run("the whole answers", func(t *testing.T) {
 		d := &countingDiscovery{lists: lists}
-		check(t, &ServedVersions{Discovery: d})
+		s := &ServedVersions{Discovery: d}
+		check(t, s)
 		require.Equal(t, 1, d.wholeAsks)
 		require.Empty(t, d.gvAsks, "nothing asked one by one: an unlisted group-version is not served")
+		// Absent: in no served version of its group, whatever the
+		// adapter's versions; a kind served in another version exists.
+		require.True(t, s.Absent(ray), "a group the cluster does not serve")
+		require.True(t, s.Absent(versionsEntry("apps", "Widget", "widgets", "v1")), "a kind its served group does not list")
+		require.False(t, s.Absent(deploy))
+		require.False(t, s.Absent(versionsEntry("nvidia.com", "DynamoGraphDeployment", "dynamographdeployments", "v1alpha1")), "served in a version the adapter does not name: its objects exist")
 	})
 	t.Run("a group fails", func(t *testing.T) {
 		gv := schema.GroupVersion{Group: "leaderworkerset.x-k8s.io", Version: "v1"}
 		d := &countingDiscovery{lists: lists, whole: &discovery.ErrGroupDiscoveryFailed{Groups: map[schema.GroupVersion]error{gv: errors.New("stale")}}}
-		check(t, &ServedVersions{Discovery: d})
+		s := &ServedVersions{Discovery: d}
+		check(t, s)
 		require.Equal(t, []string{"leaderworkerset.x-k8s.io/v1"}, d.gvAsks, "only the failed group-version is asked again")
+		require.False(t, s.Absent(versionsEntry("leaderworkerset.x-k8s.io", "Other", "others", "v1")), "a group whose discovery failed is not known absent")
 	})
 	t.Run("the whole fails", func(t *testing.T) {
 		d := &countingDiscovery{lists: lists, whole: errors.New("connection refused")}
-		check(t, &ServedVersions{Discovery: d})
+		s := &ServedVersions{Discovery: d}
+		check(t, s)
 		require.Equal(t, []string{"apps/v1", "leaderworkerset.x-k8s.io/v1", "nvidia.com/v1alpha1", "nvidia.com/v1beta1", "ray.io/v1"}, d.gvAsks, "one by one, as before")
+		require.False(t, s.Absent(ray), "without the whole of discovery nothing is known absent")
 	})
 }

@@ -308,7 +308,8 @@ type podToRead struct {
 }
 
 // podsToRead picks, among the pods with a spec, one per distinct spec
-// (podSignature): the one with the smallest label, in label order, at most
+// (podSignature): the one with the smallest label, then name, in label
+// order, at most
 // MaxPodSpecsRead of them; omitted counts the other distinct specs. The
 // choice and the locators do not depend on the order pods are listed in,
 // and a replica replaced by another of the same generateName keeps its
@@ -320,7 +321,9 @@ func podsToRead(all []*unstructured.Unstructured) (pods []podToRead, omitted int
 			continue
 		}
 		sig, label := podSignature(p), podLabel(p)
-		if cur, ok := bySig[sig]; !ok || label < cur.label {
+		// The smallest label, then the smallest name: replicas of one
+		// generateName share the label (and may differ in arguments).
+		if cur, ok := bySig[sig]; !ok || label < cur.label || (label == cur.label && p.GetName() < cur.pod.GetName()) {
 			bySig[sig] = podToRead{pod: p, label: label}
 		}
 	}

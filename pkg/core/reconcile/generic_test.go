@@ -49,6 +49,12 @@ func TestPodsToReadAreStableAcrossListOrderAndReplacement(t *testing.T) {
 		require.Equal(t, want, podLabels(pods))
 		require.Equal(t, "worker-0", pods[2].pod.GetName(), "the smallest name among replicas of one spec")
 	}
+	// Replicas of one generateName share the label: the smallest name is
+	// read, whichever is listed first (they may differ in arguments).
+	for _, order := range [][]*unstructured.Unstructured{{a0, a1}, {a1, a0}} {
+		pods, _ := podsToRead(order)
+		require.Equal(t, "eval-p9d4m", pods[0].pod.GetName())
+	}
 	// A replacement replica of the generateName keeps the label.
 	pods, _ := podsToRead([]*unstructured.Unstructured{podWith("eval-zz9qq", "eval-", "lm-eval:1"), w1, bare})
 	require.Equal(t, want, podLabels(pods))

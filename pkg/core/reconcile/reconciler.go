@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -559,21 +560,23 @@ func statusMergePatch(base, aibom *v1alpha1.AIBOM) ([]byte, error) {
 			return nil, err
 		}
 	}
-	rest := bytes.TrimSpace(patch["status"])
-	if len(rest) < 2 || rest[0] != '{' {
-		rest = []byte("{}")
+	rest := []byte("{}")
+	if raw, ok := patch["status"]; ok {
+		if rest = bytes.TrimSpace(raw); len(rest) < 2 || rest[0] != '{' {
+			return nil, fmt.Errorf("status patch of %s/%s: the status is %s, not an object", aibom.Namespace, aibom.Name, rest)
+		}
 	}
 	var out bytes.Buffer
 	out.Grow(len(data) + len(doc) + 32)
 	out.WriteByte('{')
-	for k, v := range patch {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
 		if k == "status" {
 			continue
 		}
 		key, _ := json.Marshal(k)
 		out.Write(key)
 		out.WriteByte(':')
-		out.Write(v)
+		out.Write(patch[k])
 		out.WriteByte(',')
 	}
 	out.WriteString(`"status":{"document":`)

@@ -32,6 +32,7 @@ func TestStatusMergePatchIsTheMergeFromPatch(t *testing.T) {
 		"the last document kept (left out)":            {aibom("", "a", "ReplicaSet.apps/x"), aibom("", "a")},
 		"a document removed":                           {aibom(doc, "a"), aibom("", "a")},
 		"nothing changed":                              {aibom(doc, "a"), aibom(doc, "a")},
+		"metadata and a new document":                  {aibom("", "a"), withLabel(aibom(doc, "b"), "team", "ml")},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -48,6 +49,12 @@ func TestStatusMergePatchIsTheMergeFromPatch(t *testing.T) {
 			require.JSONEq(t, string(wantObj), string(gotObj), "patch %s, MergeFrom's %s", got, want)
 		})
 	}
+}
+
+func withLabel(a *v1alpha1.AIBOM, k, v string) *v1alpha1.AIBOM {
+	a.Labels = map[string]string{k: v}
+	a.Annotations = map[string]string{"note": "<&>"}
+	return a
 }
 
 // The status patch of a first document of about 8 KB over the cache's copy

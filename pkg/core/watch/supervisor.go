@@ -83,8 +83,9 @@ type Supervisor struct {
 	// reporting as roots.
 	decided sync.Map
 	// notServed holds the registered kinds the last discovery pass found
-	// the cluster does not serve (schema.GroupKind -> true): no object of
-	// them exists, so a closure does not ask for their children.
+	// in no served version of their group (schema.GroupKind -> true,
+	// ServedVersions.Absent): no object of them exists, so a closure does
+	// not ask for their children.
 	notServed sync.Map
 	// fallbackLogged: one log line per kind on the live-read fallback per
 	// process.
@@ -419,10 +420,10 @@ func (s *Supervisor) discover(ctx context.Context) {
 			s.notServed.Delete(e.GroupKind())
 			continue
 		}
-		if ok {
-			s.notServed.Delete(e.GroupKind())
-		} else {
+		if !ok && served.Absent(e) {
 			s.notServed.Store(e.GroupKind(), true)
+		} else {
+			s.notServed.Delete(e.GroupKind())
 		}
 		s.mu.RLock()
 		kw := s.kinds[e.GroupKind()]
