@@ -303,14 +303,14 @@ const MaxPodSpecsRead = 32
 const PropPodSpecsNotRead = "aibom.generic.podSpecsNotRead"
 
 type podToRead struct {
-	pod   *unstructured.Unstructured
-	label string
+	pod        *unstructured.Unstructured
+	label, sig string
 }
 
 // podsToRead picks, among the pods with a spec, one per distinct spec
 // (podSignature): the one with the smallest label, then name, in label
-// order, at most
-// MaxPodSpecsRead of them; omitted counts the other distinct specs. The
+// order, at most MaxPodSpecsRead of them; omitted counts the other distinct
+// specs. The
 // choice and the locators do not depend on the order pods are listed in,
 // and a replica replaced by another of the same generateName keeps its
 // label, so a rolling restart does not rewrite the document.
@@ -324,14 +324,14 @@ func podsToRead(all []*unstructured.Unstructured) (pods []podToRead, omitted int
 		// The smallest label, then the smallest name: replicas of one
 		// generateName share the label (and may differ in arguments).
 		if cur, ok := bySig[sig]; !ok || label < cur.label || (label == cur.label && p.GetName() < cur.pod.GetName()) {
-			bySig[sig] = podToRead{pod: p, label: label}
+			bySig[sig] = podToRead{pod: p, label: label, sig: sig}
 		}
 	}
 	for _, p := range bySig {
 		pods = append(pods, p)
 	}
 	slices.SortFunc(pods, func(a, b podToRead) int {
-		return cmp.Or(strings.Compare(a.label, b.label), strings.Compare(podSignature(a.pod), podSignature(b.pod)))
+		return cmp.Or(strings.Compare(a.label, b.label), strings.Compare(a.sig, b.sig))
 	})
 	if len(pods) > MaxPodSpecsRead {
 		omitted = len(pods) - MaxPodSpecsRead

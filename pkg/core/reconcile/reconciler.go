@@ -563,7 +563,7 @@ func statusMergePatch(base, aibom *v1alpha1.AIBOM) ([]byte, error) {
 	rest := []byte("{}")
 	if raw, ok := patch["status"]; ok {
 		if rest = bytes.TrimSpace(raw); len(rest) < 2 || rest[0] != '{' {
-			return nil, fmt.Errorf("status patch of %s/%s: the status is %s, not an object", aibom.Namespace, aibom.Name, rest)
+			return nil, fmt.Errorf("status patch of %s/%s: the status is not a JSON object", aibom.Namespace, aibom.Name)
 		}
 	}
 	var out bytes.Buffer
