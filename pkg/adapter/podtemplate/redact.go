@@ -62,23 +62,27 @@ var (
 	// IsSecretName recognises ("hf_token", "access-token").
 	urlParam = regexp.MustCompile(`([?&#;])([A-Za-z0-9_.\-]+)=([^&#;\s]*)`)
 
-	// tokenPatterns match well-known token formats.
-	tokenPatterns = []*regexp.Regexp{
-		regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`),
-		regexp.MustCompile(`gh[opsur]_[A-Za-z0-9]{30,}`),
-		regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`),
-		regexp.MustCompile(`nvapi-[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),
-		regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`),
-		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
-		regexp.MustCompile(`xox[abeprs]-[0-9]+-[A-Za-z0-9-]{8,}`),
-		regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`),
+	// tokenPatterns match well-known token formats. Each has a guard: a
+	// condition every match needs (a literal it contains, a run of a
+	// minimum length), checked first because most values match none and a
+	// guard costs a fraction of a regular expression's scan.
+	tokenPatterns = []guardedPattern{
+		{regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`), func(s string, r runs) bool { return r.alnum >= 30 && strings.Contains(s, "hf_") }},
+		{regexp.MustCompile(`gh[opsur]_[A-Za-z0-9]{30,}`), func(s string, r runs) bool { return r.alnum >= 30 && strings.Contains(s, "_") }},
+		{regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "github_pat_") }},
+		{regexp.MustCompile(`nvapi-[A-Za-z0-9_-]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "nvapi-") }},
+		{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "sk-") }},
+		{regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`), func(_ string, r runs) bool { return r.alnum >= 20 }},
+		{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), func(s string, _ runs) bool { return strings.Contains(s, "eyJ") }},
+		{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), func(s string, _ runs) bool { return strings.Contains(s, "-----BEGIN ") }},
+		{regexp.MustCompile(`xox[abeprs]-[0-9]+-[A-Za-z0-9-]{8,}`), func(s string, _ runs) bool { return strings.Contains(s, "xox") }},
+		{regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`), func(s string, _ runs) bool { return strings.Contains(s, "AIza") }},
+		// The credential after an HTTP Authorization scheme ("Bearer
+		// <token>", "Basic <base64>"); the scheme word is kept. Case is
+		// folded as Unicode folds it ("baſic" matches too), so the guard
+		// passes every value that is not plain ASCII.
+		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/-]{8,}=*`), mayNameAuthScheme},
 	}
-
-	// authScheme matches the credential of an HTTP Authorization value
-	// ("Bearer <token>", "Basic <base64>"); the scheme word is kept.
-	authScheme = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/-]{8,}=*`)
 
 	// secretKeyRun finds runs of the AWS secret access key alphabet; a run of
 	// exactly 40 characters standing alone is masked (see awsSecretKey).
@@ -121,20 +125,90 @@ func Redact(s string) (string, []string) {
 		}
 	}
 	masked := out
-	for _, re := range tokenPatterns {
-		masked = re.ReplaceAllString(masked, Redacted)
+	r := runsOf(masked)
+	for i, p := range tokenPatterns {
+		if !p.possible(masked, r) {
+			continue
+		}
+		repl := Redacted
+		if i == len(tokenPatterns)-1 {
+			repl = "${1}${2}" + Redacted // the auth scheme keeps its word
+		}
+		if m := p.re.ReplaceAllString(masked, repl); m != masked {
+			// A replacement can join runs: the guards read the new value.
+			masked, r = m, runsOf(m)
+		}
 	}
-	masked = authScheme.ReplaceAllString(masked, "${1}${2}"+Redacted)
-	masked = replaceRuns(masked, secretKeyRun, func(run string) bool { return false }, awsSecretKey)
-	masked = replaceRuns(masked, hexRun, func(run string) bool {
-		return hasDigit(run) && hasLetter(run)
-	}, nil)
-	masked = replaceRuns(masked, base64Run, mixedCase, nil)
+	if r.alnumSlashPlus >= 40 {
+		masked = replaceRuns(masked, secretKeyRun, func(run string) bool { return false }, awsSecretKey)
+		r = runsOf(masked)
+	}
+	if r.alnum >= 32 {
+		masked = replaceRuns(masked, hexRun, func(run string) bool {
+			return hasDigit(run) && hasLetter(run)
+		}, nil)
+		r = runsOf(masked)
+	}
+	if r.alnumPlus >= 32 {
+		masked = replaceRuns(masked, base64Run, mixedCase, nil)
+	}
 	if masked != out {
 		out = masked
 		reasons = append(reasons, ReasonToken)
 	}
 	return out, reasons
+}
+
+// guardedPattern is a token pattern and a necessary condition of its match.
+type guardedPattern struct {
+	re       *regexp.Regexp
+	possible func(s string, r runs) bool
+}
+
+// runs holds the longest runs of a value's characters in the alphabets the
+// token patterns are built of: a pattern that needs a longer run cannot
+// match.
+type runs struct {
+	alnum          int // [A-Za-z0-9]
+	alnumPlus      int // [A-Za-z0-9+]
+	alnumSlashPlus int // [A-Za-z0-9/+]
+}
+
+func runsOf(s string) runs {
+	var r, cur runs
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		cur.alnum = extend(cur.alnum, alnum)
+		cur.alnumPlus = extend(cur.alnumPlus, alnum || c == '+')
+		cur.alnumSlashPlus = extend(cur.alnumSlashPlus, alnum || c == '+' || c == '/')
+		r.alnum = max(r.alnum, cur.alnum)
+		r.alnumPlus = max(r.alnumPlus, cur.alnumPlus)
+		r.alnumSlashPlus = max(r.alnumSlashPlus, cur.alnumSlashPlus)
+	}
+	return r
+}
+
+func extend(n int, in bool) int {
+	if in {
+		return n + 1
+	}
+	return 0
+}
+
+// mayNameAuthScheme reports whether s may hold "bearer" or "basic" in any
+// case: false only for plain ASCII without either word.
+func mayNameAuthScheme(s string, _ runs) bool {
+	if len(s) < len("basic")+1+8 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true // Unicode case folding: leave it to the pattern
+		}
+	}
+	l := strings.ToLower(s)
+	return strings.Contains(l, "bearer") || strings.Contains(l, "basic")
 }
 
 // replaceRuns masks the matches of re for which secret is true, or for which
