@@ -127,6 +127,10 @@ type ColdStart struct {
 	// cold start; CPUPerRootMillis divides it by the roots.
 	CPUSeconds       float64 `json:"cpuSeconds"`
 	CPUPerRootMillis float64 `json:"cpuPerRootMillis"`
+	// CPU is the machine's CPU from the controller's start until every
+	// AIBOM was correct, by process: the API server, etcd, the controller
+	// and this harness share the cores.
+	CPU *CPUUse `json:"cpu,omitempty"`
 }
 
 func (c *ColdStart) summarise(roots int) {
@@ -199,6 +203,8 @@ type Replay struct {
 	WritesPerSecond float64 `json:"writesPerSecond"`
 	// APIServer is the API server's latency for the replayed writes.
 	APIServer *APIServerLatency `json:"apiServer,omitempty"`
+	// CPU is the machine's CPU during the replay, by process.
+	CPU *CPUUse `json:"cpu,omitempty"`
 }
 
 // fillLoad describes the whole load and, in it, what opted in (expected).
@@ -245,6 +251,9 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	}
 	if r.Replay != nil {
 		p("| API server latency of the AIBOM writes: controller's cold start / replay | %s / %s |", r.ColdStart.APIServer, r.Replay.APIServer)
+	}
+	if r.ColdStart.CPU != nil && r.Replay != nil && r.Replay.CPU != nil {
+		p("| machine CPU: controller's cold start / replay | %s / %s |", r.ColdStart.CPU, r.Replay.CPU)
 	}
 	p("| cold-start requests | %d (%.2f per root), of which %d watches |", r.ColdStart.Total, r.ColdStart.RequestsPerRoot, r.ColdStart.Watches)
 	p("| cold-start writes | %d (%.2f per root) |", r.ColdStart.Writes, r.ColdStart.WritesPerRoot)

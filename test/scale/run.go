@@ -266,6 +266,10 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	cpuBefore, err := TakeCPUSnapshot(cpuProcesses)
+	if err != nil {
+		return rep, err
+	}
 	ctl, err := startController(opts, env.KubeConfig)
 	if err != nil {
 		return rep, err
@@ -296,6 +300,10 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	// Cold start: until every AIBOM is correct.
 	if err := waitConverged(ctx, opts, track, ctl, logf); err != nil {
 		return rep, err
+	}
+	if cpuAt, err := TakeCPUSnapshot(cpuProcesses); err == nil {
+		use := cpuAt.Since(cpuBefore, time.Since(ctl.started).Seconds())
+		rep.ColdStart.CPU = &use
 	}
 	rep.ColdStart.ReadySeconds = ctl.readySeconds()
 	rep.ColdStart.ConvergedSeconds = track.doneAt.Seconds()
@@ -870,6 +878,7 @@ func replay(ctx context.Context, c client.Client, writers int) (*Replay, error) 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
+	cpuBefore, cpuErr := TakeCPUSnapshot(cpuProcesses)
 	start := time.Now()
 	err := parallel(ctx, len(list.Items), writers, func(ctx context.Context, i int) error {
 		src := &list.Items[i]
@@ -888,6 +897,10 @@ func replay(ctx context.Context, c client.Client, writers int) (*Replay, error) 
 		return nil, err
 	}
 	r := &Replay{Writes: 2 * len(list.Items), Writers: writers, Seconds: time.Since(start).Seconds()}
+	if cpuAfter, err := TakeCPUSnapshot(cpuProcesses); err == nil && cpuErr == nil {
+		use := cpuAfter.Since(cpuBefore, r.Seconds)
+		r.CPU = &use
+	}
 	r.WritesPerSecond = float64(r.Writes) / r.Seconds
 	return r, nil
 }
