@@ -116,14 +116,7 @@ var (
 // (40 hex characters) in a model path is masked too: a known false positive
 // that errs on the side of withholding.
 func Redact(s string) (string, []string) {
-	var reasons []string
-	out := s
-	if strings.Contains(out, "@") || strings.ContainsAny(out, "?&#") {
-		if masked := redactURLs(out); masked != out {
-			out = masked
-			reasons = append(reasons, ReasonURLCredentials)
-		}
-	}
+	out, reasons := redactURLStage(s)
 	masked := out
 	r := runsOf(masked)
 	for i, p := range tokenPatterns {
@@ -157,6 +150,18 @@ func Redact(s string) (string, []string) {
 		reasons = append(reasons, ReasonToken)
 	}
 	return out, reasons
+}
+
+// redactURLStage is Redact's first stage: URL credentials, with
+// ReasonURLCredentials when it masked any.
+func redactURLStage(s string) (string, []string) {
+	if !strings.Contains(s, "@") && !strings.ContainsAny(s, "?&#") {
+		return s, nil
+	}
+	if masked := redactURLs(s); masked != s {
+		return masked, []string{ReasonURLCredentials}
+	}
+	return s, nil
 }
 
 // guardedPattern is a token pattern and a necessary condition of its match.

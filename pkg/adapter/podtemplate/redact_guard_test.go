@@ -7,17 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// redactUnguarded is Redact without the guards: every pattern scans every
-// value. The guards must never change what Redact returns.
+// redactUnguarded is Redact without the guards: every token pattern scans
+// every value. The guards must never change what Redact returns.
 func redactUnguarded(s string) (string, []string) {
-	var reasons []string
-	out := s
-	if strings.Contains(out, "@") || strings.ContainsAny(out, "?&#") {
-		if masked := redactURLs(out); masked != out {
-			out = masked
-			reasons = append(reasons, ReasonURLCredentials)
-		}
-	}
+	out, reasons := redactURLStage(s)
 	masked := out
 	for i, p := range tokenPatterns {
 		repl := Redacted
