@@ -67,21 +67,21 @@ var (
 	// minimum length), checked first because most values match none and a
 	// guard costs a fraction of a regular expression's scan.
 	tokenPatterns = []guardedPattern{
-		{regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`), func(s string, r runs) bool { return r.alnum >= 30 && strings.Contains(s, "hf_") }},
-		{regexp.MustCompile(`gh[opsur]_[A-Za-z0-9]{30,}`), func(s string, r runs) bool { return r.alnum >= 30 && strings.Contains(s, "_") }},
-		{regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "github_pat_") }},
-		{regexp.MustCompile(`nvapi-[A-Za-z0-9_-]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "nvapi-") }},
-		{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "sk-") }},
-		{regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`), func(_ string, r runs) bool { return r.alnum >= 20 }},
-		{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), func(s string, _ runs) bool { return strings.Contains(s, "eyJ") }},
-		{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), func(s string, _ runs) bool { return strings.Contains(s, "-----BEGIN ") }},
-		{regexp.MustCompile(`xox[abeprs]-[0-9]+-[A-Za-z0-9-]{8,}`), func(s string, _ runs) bool { return strings.Contains(s, "xox") }},
-		{regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`), func(s string, _ runs) bool { return strings.Contains(s, "AIza") }},
+		{regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`), func(s string, r runs) bool { return r.alnum >= 30 && strings.Contains(s, "hf_") }, ""},
+		{regexp.MustCompile(`gh[opsur]_[A-Za-z0-9]{30,}`), func(s string, r runs) bool { return r.alnum >= 30 && strings.Contains(s, "_") }, ""},
+		{regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "github_pat_") }, ""},
+		{regexp.MustCompile(`nvapi-[A-Za-z0-9_-]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "nvapi-") }, ""},
+		{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), func(s string, _ runs) bool { return strings.Contains(s, "sk-") }, ""},
+		{regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`), func(_ string, r runs) bool { return r.alnum >= 20 }, ""},
+		{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), func(s string, _ runs) bool { return strings.Contains(s, "eyJ") }, ""},
+		{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), func(s string, _ runs) bool { return strings.Contains(s, "-----BEGIN ") }, ""},
+		{regexp.MustCompile(`xox[abeprs]-[0-9]+-[A-Za-z0-9-]{8,}`), func(s string, _ runs) bool { return strings.Contains(s, "xox") }, ""},
+		{regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`), func(s string, _ runs) bool { return strings.Contains(s, "AIza") }, ""},
 		// The credential after an HTTP Authorization scheme ("Bearer
 		// <token>", "Basic <base64>"); the scheme word is kept. Case is
 		// folded as Unicode folds it ("baſic" matches too), so the guard
 		// passes every value that is not plain ASCII.
-		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/-]{8,}=*`), mayNameAuthScheme},
+		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/-]{8,}=*`), mayNameAuthScheme, "${1}${2}" + Redacted},
 	}
 
 	// secretKeyRun finds runs of the AWS secret access key alphabet; a run of
@@ -119,15 +119,11 @@ func Redact(s string) (string, []string) {
 	out, reasons := redactURLStage(s)
 	masked := out
 	r := runsOf(masked)
-	for i, p := range tokenPatterns {
+	for _, p := range tokenPatterns {
 		if !p.possible(masked, r) {
 			continue
 		}
-		repl := Redacted
-		if i == len(tokenPatterns)-1 {
-			repl = "${1}${2}" + Redacted // the auth scheme keeps its word
-		}
-		if m := p.re.ReplaceAllString(masked, repl); m != masked {
+		if m := p.re.ReplaceAllString(masked, p.replacement()); m != masked {
 			// A replacement can join runs: the guards read the new value.
 			masked, r = m, runsOf(m)
 		}
@@ -168,6 +164,16 @@ func redactURLStage(s string) (string, []string) {
 type guardedPattern struct {
 	re       *regexp.Regexp
 	possible func(s string, r runs) bool
+	// replace is the match's replacement (ReplaceAllString's template);
+	// "" is Redacted.
+	replace string
+}
+
+func (p guardedPattern) replacement() string {
+	if p.replace == "" {
+		return Redacted
+	}
+	return p.replace
 }
 
 // runs holds the longest runs of a value's characters in the alphabets the

@@ -12,12 +12,8 @@ import (
 func redactUnguarded(s string) (string, []string) {
 	out, reasons := redactURLStage(s)
 	masked := out
-	for i, p := range tokenPatterns {
-		repl := Redacted
-		if i == len(tokenPatterns)-1 {
-			repl = "${1}${2}" + Redacted
-		}
-		masked = p.re.ReplaceAllString(masked, repl)
+	for _, p := range tokenPatterns {
+		masked = p.re.ReplaceAllString(masked, p.replacement())
 	}
 	masked = replaceRuns(masked, secretKeyRun, func(string) bool { return false }, awsSecretKey)
 	masked = replaceRuns(masked, hexRun, func(run string) bool { return hasDigit(run) && hasLetter(run) }, nil)
