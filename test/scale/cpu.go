@@ -16,10 +16,9 @@ const userHZ = 100
 // CPUSnapshot is the machine's CPU time, and that of the processes of a
 // few names, at one moment.
 type CPUSnapshot struct {
-	busy, total float64            // seconds, all cores
-	byName      map[string]float64 // seconds, user and system
-	pids        map[int]float64    // seconds per process, for exits between snapshots
-	names       map[int]string
+	busy, total float64         // seconds, all cores
+	pids        map[int]float64 // seconds (user and system) per process
+	names       map[int]string  // the name each process was matched by
 }
 
 // CPUUse is where the machine's CPU went between two snapshots: every core
@@ -43,7 +42,7 @@ var cpuProcesses = []string{"kube-apiserver", "etcd", "aibom-controller", "scale
 // TakeCPUSnapshot reads /proc/stat and the stat file of every process
 // whose name is one of names.
 func TakeCPUSnapshot(names []string) (CPUSnapshot, error) {
-	s := CPUSnapshot{byName: map[string]float64{}, pids: map[int]float64{}, names: map[int]string{}}
+	s := CPUSnapshot{pids: map[int]float64{}, names: map[int]string{}}
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return s, err
@@ -64,7 +63,6 @@ func TakeCPUSnapshot(names []string) (CPUSnapshot, error) {
 		for _, n := range names {
 			// The kernel truncates a process name to 15 bytes.
 			if name == n || (len(name) == 15 && strings.HasPrefix(n, name)) {
-				s.byName[n] += secs
 				s.pids[pid], s.names[pid] = secs, n
 			}
 		}
@@ -106,22 +104,17 @@ func parseMachineCPU(stat string) (busy, total float64, err error) {
 		if len(f) < 6 || f[0] != "cpu" {
 			continue
 		}
+		// user nice system idle iowait irq softirq steal; the guest times
+		// after them are already counted in user and nice.
 		var idle float64
-		for i, v := range f[1:] {
+		for i, v := range f[1:min(len(f), 9)] {
 			n, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
 			}
-			// Fields: user nice system idle iowait irq softirq steal
-			// guest guest_nice; guest time is already in user and nice.
-			switch {
-			case i == 3 || i == 4:
+			total += n
+			if i == 3 || i == 4 { // idle, iowait
 				idle += n
-			case i >= 8:
-				continue
-			}
-			if i < 8 {
-				total += n
 			}
 		}
 		return (total - idle) / userHZ, total / userHZ, nil

@@ -3,6 +3,7 @@ package scale
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -34,24 +35,37 @@ func TestParseMachineCPU(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestCPUSnapshotCountsThisProcess: the harness's own process is found by
-// its name, and its CPU time only grows.
+// TestCPUSnapshotCountsThisProcess: the test's own process is found by its
+// name, and the CPU it burns between two snapshots is counted.
 func TestCPUSnapshotCountsThisProcess(t *testing.T) {
-	raw, err := os.ReadFile("/proc/self/stat")
-	require.NoError(t, err)
-	_, self, _, err := parseProcessCPU(string(raw))
-	require.NoError(t, err)
+	cpuNow := func() (string, float64) {
+		raw, err := os.ReadFile("/proc/self/stat")
+		require.NoError(t, err)
+		_, name, secs, err := parseProcessCPU(string(raw))
+		require.NoError(t, err)
+		return name, secs
+	}
+	self, _ := cpuNow()
 	before, err := TakeCPUSnapshot([]string{self})
 	require.NoError(t, err)
+	start, found := before.pids[os.Getpid()]
+	require.True(t, found, "process %q (pid %d) not in the snapshot", self, os.Getpid())
+	// Burn at least 50 ms of CPU, as /proc counts it.
 	x := 0
-	for i := 0; i < 50_000_000; i++ {
-		x += i % 7
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		for i := 0; i < 1_000_000; i++ {
+			x += i % 7
+		}
+		if _, now := cpuNow(); now-start >= 0.05 {
+			break
+		}
 	}
 	require.NotZero(t, x)
 	after, err := TakeCPUSnapshot([]string{self})
 	require.NoError(t, err)
 	u := after.Since(before, 1)
-	require.GreaterOrEqual(t, u.ByProcess[self], 0.0)
+	require.Contains(t, u.ByProcess, self)
+	require.GreaterOrEqual(t, u.ByProcess[self], 0.05)
 	require.Greater(t, u.CoreSeconds, 0.0)
 	require.GreaterOrEqual(t, u.CoreSeconds, u.BusySeconds)
 }
