@@ -129,14 +129,14 @@ func Redact(s string) (string, []string) {
 		}
 	}
 	if r.alnumSlashPlus >= 40 {
-		masked = replaceRuns(masked, secretKeyRun, func(run string) bool { return false }, awsSecretKey)
-		r = runsOf(masked)
+		if m := replaceRuns(masked, secretKeyRun, func(run string) bool { return false }, awsSecretKey); m != masked {
+			masked, r = m, runsOf(m)
+		}
 	}
 	if r.alnum >= 32 {
-		masked = replaceRuns(masked, hexRun, func(run string) bool {
-			return hasDigit(run) && hasLetter(run)
-		}, nil)
-		r = runsOf(masked)
+		if m := replaceRuns(masked, hexRun, func(run string) bool { return hasDigit(run) && hasLetter(run) }, nil); m != masked {
+			masked, r = m, runsOf(m)
+		}
 	}
 	if r.alnumPlus >= 32 {
 		masked = replaceRuns(masked, base64Run, mixedCase, nil)
