@@ -182,7 +182,7 @@ func run() error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   core.CacheOptions(),
+		Cache:                   core.CacheOptions(cfg),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,

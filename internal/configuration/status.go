@@ -152,7 +152,15 @@ func (w *StatusWriter) write(ctx context.Context, key types.NamespacedName, resu
 		if !changed {
 			return nil
 		}
+		done := reconcile.ExpectWrite(key)
 		err := w.Client.Status().Patch(ctx, a, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			// The answer is the stored AIBOM, at a version based on
+			// base's (the optimistic lock): its echo is not read.
+			done(base.ResourceVersion, a.DeepCopy())
+		} else {
+			done("", nil)
+		}
 		switch {
 		case err == nil:
 			return nil

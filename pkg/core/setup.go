@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,7 +89,19 @@ const DefaultMaxConcurrentReconciles = 8
 // document (TransformAIBOM), and a read of a kind the core did not register
 // fails instead of silently starting an informer. The registered kinds have
 // caches of their own (Supervisor), with TransformFor.
-func CacheOptions() cache.Options {
+//
+// With cfg, AIBOMs are watched for their metadata only, and the controller's
+// own writes coming back are delivered from what it wrote
+// (reconcile.EchoListWatch); without it (or if the metadata client cannot be
+// built from it), in full.
+func CacheOptions(cfg *rest.Config) cache.Options {
+	guarded := managerGuard.NewInformer(informerName, nil)
+	var aiboms metadata.ResourceInterface
+	if cfg != nil {
+		if mc, err := metadata.NewForConfig(cfg); err == nil {
+			aiboms = mc.Resource(v1alpha1.GroupVersion.WithResource("aiboms"))
+		}
+	}
 	return cache.Options{
 		DefaultTransform: graph.TransformMetadata,
 		ByObject: map[client.Object]cache.ByObject{
@@ -95,7 +109,15 @@ func CacheOptions() cache.Options {
 		},
 		ReaderFailOnMissingInformer: true,
 		// Long watches whose progress is checked, as the supervisor's.
-		NewInformer: managerGuard.NewInformer(informerName, nil),
+		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+			if _, ok := obj.(*v1alpha1.AIBOM); !ok || aiboms == nil {
+				return guarded(lw, obj, resync, indexers)
+			}
+			echo := reconcile.NewEchoListWatch(lw, aiboms)
+			inf := guarded(echo, obj, resync, indexers)
+			echo.SetStore(inf.GetStore())
+			return inf
+		},
 	}
 }
 

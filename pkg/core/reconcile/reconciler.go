@@ -452,13 +452,18 @@ func (r *Reconciler) write(ctx context.Context, entry graph.Entry, obj *unstruct
 		aibom = &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		setSubject(aibom, entry, obj)
 		r.written.sending(key, pendingWrite{create: true})
+		done := ExpectWrite(key)
 		if err := r.Writer.Create(ctx, aibom); apierrors.IsAlreadyExists(err) {
+			done("", nil)
 			r.written.sent(key)
 			return OutcomeError, errStaleCache
 		} else if err != nil {
+			done("", nil)
 			r.written.sent(key)
 			return OutcomeError, fmt.Errorf("create AIBOM %s: %w", key, err)
 		}
+		// What the create stored, for its echo (echo.go).
+		done("", aibom.DeepCopy())
 		// Known from now on, whatever the cache says: a delete must not
 		// skip it.
 		r.written.store(key, writeRecord{uid: aibom.UID})
@@ -533,7 +538,27 @@ func (r *Reconciler) patchStatus(ctx context.Context, key client.ObjectKey, base
 	answer.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AIBOM"))
 	answer.SetNamespace(key.Namespace)
 	answer.SetName(key.Name)
-	return r.Writer.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, data))
+	done := ExpectWrite(key)
+	if err := r.Writer.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, data)); err != nil {
+		done("", nil)
+		return err
+	}
+	done(base.ResourceVersion, patchedAIBOM(answer, base, aibom))
+	return nil
+}
+
+// patchedAIBOM is what a status merge patch from base to aibom stored, as
+// its answer's metadata says, for the patch's echo (echo.go): base is the
+// stored object at its resourceVersion but for the document the cache does
+// not hold, so the stored status is aibom's whenever the patch carried the
+// document. A patch without a document (one kept by reference, or none)
+// may leave a stored document the controller does not hold: nil, the echo
+// is read.
+func patchedAIBOM(answer *metav1.PartialObjectMetadata, base, aibom *v1alpha1.AIBOM) *v1alpha1.AIBOM {
+	if aibom.Status.Document == "" {
+		return nil
+	}
+	return &v1alpha1.AIBOM{TypeMeta: aibomTypeMeta(), ObjectMeta: answer.ObjectMeta, Spec: base.Spec, Status: *aibom.Status.DeepCopy()}
 }
 
 // statusMergePatch is the JSON merge patch from base to aibom

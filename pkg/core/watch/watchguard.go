@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -122,7 +123,7 @@ type watchHooks struct {
 
 // listerWatcher wraps lw (named name: a resource, for logs and metrics).
 func (g *WatchGuard) listerWatcher(name string, lw toolscache.ListerWatcher, hooks watchHooks) toolscache.ListerWatcher {
-	l := &guardedListWatch{g: g, name: name, lw: toolscache.ToListerWatcherWithContext(lw), hooks: hooks}
+	l := &guardedListWatch{g: g, name: name, lw: toolscache.ToListerWatcherWithContext(lw), orig: lw, hooks: hooks}
 	l.last.Store(g.clock().UnixNano())
 	return l
 }
@@ -203,6 +204,7 @@ type guardedListWatch struct {
 	g     *WatchGuard
 	name  string
 	lw    toolscache.ListerWatcherWithContext
+	orig  toolscache.ListerWatcher // lw as given
 	hooks watchHooks
 	// last is when one of its watches last delivered an event (or when
 	// it was created, or last reported stalled), in unix nanoseconds.
@@ -234,6 +236,12 @@ func (l *guardedListWatch) stall() {
 	if l.hooks.stalled != nil {
 		l.hooks.stalled()
 	}
+}
+
+// IsWatchListSemanticsUnSupported is the wrapped list-watch's: one that
+// must list, then watch, still does through the guard.
+func (l *guardedListWatch) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(l.orig)
 }
 
 func (l *guardedListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 )
 
 // fakeClock is a settable clock for the guard.
@@ -159,3 +160,11 @@ func TestWatchGuardGivesAnInitialListAShortDeadline(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A list-watch that must list, then watch (the AIBOM informer's) still does
+// through the guard; any other streams its initial list as before.
+func TestWatchGuardKeepsListThenWatch(t *testing.T) {
+	g := &WatchGuard{}
+	require.True(t, watchlist.DoesClientNotSupportWatchListSemantics(g.listerWatcher("aibom", listThenWatch{&toolscache.ListWatch{}}, watchHooks{})))
+	require.False(t, watchlist.DoesClientNotSupportWatchListSemantics(g.listerWatcher("pods", &toolscache.ListWatch{}, watchHooks{})))
+}

@@ -196,7 +196,7 @@ func startController(t *testing.T, cfg *rest.Config, interval ...time.Duration) 
 	cfg.WrapTransport = counted.wrap
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 harness.Scheme(),
-		Cache:                  core.CacheOptions(),
+		Cache:                  core.CacheOptions(cfg),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

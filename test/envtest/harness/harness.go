@@ -279,7 +279,7 @@ func (e *Env) StartControllerWith(opts ControllerOptions, adapters ...adapter.Ad
 	}
 	mgrOpts := ctrl.Options{
 		Scheme:                 Scheme(),
-		Cache:                  core.CacheOptions(),
+		Cache:                  core.CacheOptions(cfg),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	}
