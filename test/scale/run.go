@@ -13,9 +13,11 @@ package scale
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -23,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,10 +34,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -111,6 +115,13 @@ type Options struct {
 	// HeapProfile.
 	CPUProfile        string
 	CPUProfileSeconds int
+	// APIServerProfile, when set, is a path prefix for the API server's CPU
+	// profiles (/debug/pprof/profile for CPUProfileSeconds): PREFIX.cold
+	// from the controller's start, PREFIX.replay from the replay's start.
+	// Side by side (`go tool pprof -top -diff_base PREFIX.replay
+	// PREFIX.cold`), they show what the API server does for the controller
+	// beyond the writes themselves.
+	APIServerProfile string
 	// GoMemLimit, when set, is the controller's GOMEMLIMIT (e.g. "400MiB"),
 	// as config/manager derives it from the container's memory request.
 	GoMemLimit string
@@ -297,6 +308,8 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 		}()
 	}
 
+	apiProfile := profileAPIServer(ctx, cfg, opts, ".cold")
+
 	// Cold start: until every AIBOM is correct.
 	if err := waitConverged(ctx, opts, track, ctl, logf); err != nil {
 		return rep, err
@@ -320,6 +333,9 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 			return rep, err
 		}
 		logf("CPU profile of the cold start written to %s", opts.CPUProfile)
+	}
+	if err := apiProfile(); err != nil {
+		return rep, err
 	}
 	cold, err := settle(ctx, opts, ctl)
 	if err != nil {
@@ -407,7 +423,11 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 		if err != nil {
 			return rep, err
 		}
+		done := profileAPIServer(ctx, cfg, opts, ".replay")
 		if rep.Replay, err = replay(ctx, c, opts.Writers); err != nil {
+			return rep, err
+		}
+		if err := done(); err != nil {
 			return rep, err
 		}
 		if after, err := api(ctx); err == nil {
@@ -715,6 +735,41 @@ func saveProfile(ctx context.Context, url, path string) error {
 	return f.Close()
 }
 
+// profileAPIServer starts the API server's CPU profile for
+// opts.CPUProfileSeconds into opts.APIServerProfile+suffix, when asked for;
+// the function returned waits for it and says where it went.
+func profileAPIServer(ctx context.Context, cfg *rest.Config, opts Options, suffix string) func() error {
+	if opts.APIServerProfile == "" {
+		return func() error { return nil }
+	}
+	secs := opts.CPUProfileSeconds
+	if secs <= 0 {
+		secs = 20
+	}
+	path := opts.APIServerProfile + suffix
+	done := make(chan error, 1)
+	go func() {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			done <- err
+			return
+		}
+		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).DoRaw(ctx)
+		if err != nil {
+			done <- fmt.Errorf("API server profile: %w", err)
+			return
+		}
+		done <- os.WriteFile(path, raw, 0o644)
+	}()
+	return func() error {
+		if err := <-done; err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.Log, "scale: API server CPU profile written to %s\n", path)
+		return nil
+	}
+}
+
 // stop sends SIGTERM and waits (SIGKILL after 30s).
 func (p *controllerProcess) stop() {
 	p.stopOnce.Do(func() {
@@ -866,43 +921,93 @@ func waitReconciles(ctx context.Context, opts Options, p *controllerProcess, bef
 	}
 }
 
-// replay copies every AIBOM (spec and status) into a namespace of its own,
-// one create and one status merge patch each, as the controller wrote them,
-// and times it.
+// replay re-issues the controller's cold-start writes as the controller
+// issued them, and times them: for every AIBOM, a create of a copy (same
+// namespace, the name prefixed with "replay-", the same labels, owner
+// references and spec) and a status merge patch carrying the whole status,
+// document included, answered as metadata only. What the API server does for
+// a write depends on the object's metadata as well as its size (the managed
+// fields of the owner references and labels are tracked on every write), so
+// a copy without them would time cheaper writes than the controller's. The
+// request bodies are prepared before the clock starts: the time is the API
+// server's, not the harness's.
 func replay(ctx context.Context, c client.Client, writers int) (*Replay, error) {
 	var list v1alpha1.AIBOMList
 	if err := c.List(ctx, &list); err != nil {
 		return nil, err
 	}
-	const ns = "scale-replay"
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+	writes, err := replayWrites(list.Items)
+	if err != nil {
 		return nil, err
 	}
 	cpuBefore, cpuErr := TakeCPUSnapshot(cpuProcesses)
 	start := time.Now()
-	err := parallel(ctx, len(list.Items), writers, func(ctx context.Context, i int) error {
-		src := &list.Items[i]
-		a := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: src.Namespace + "-" + src.Name}, Spec: src.Spec}
-		if err := c.Create(ctx, a); err != nil {
-			return fmt.Errorf("replay create %s: %w", a.Name, err)
+	err = parallel(ctx, len(writes), writers, func(ctx context.Context, i int) error {
+		w := writes[i]
+		if err := c.Create(ctx, w.create); err != nil {
+			return fmt.Errorf("replay create %s/%s: %w", w.create.Namespace, w.create.Name, err)
 		}
-		base := a.DeepCopy()
-		a.Status = src.Status
-		if err := c.Status().Patch(ctx, a, client.MergeFrom(base)); err != nil {
-			return fmt.Errorf("replay status %s: %w", a.Name, err)
+		answer := &metav1.PartialObjectMetadata{}
+		answer.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AIBOM"))
+		answer.SetNamespace(w.create.Namespace)
+		answer.SetName(w.create.Name)
+		if err := c.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, w.status)); err != nil {
+			return fmt.Errorf("replay status %s/%s: %w", w.create.Namespace, w.create.Name, err)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	r := &Replay{Writes: 2 * len(list.Items), Writers: writers, Seconds: time.Since(start).Seconds()}
+	r := &Replay{Writes: 2 * len(writes), Writers: writers, Seconds: time.Since(start).Seconds()}
 	if cpuAfter, err := TakeCPUSnapshot(cpuProcesses); err == nil && cpuErr == nil {
 		use := cpuAfter.Since(cpuBefore, r.Seconds)
 		r.CPU = &use
 	}
 	r.WritesPerSecond = float64(r.Writes) / r.Seconds
 	return r, nil
+}
+
+// replayWrite is one AIBOM's replayed create and status merge patch.
+type replayWrite struct {
+	create *v1alpha1.AIBOM
+	status []byte
+}
+
+// replayPrefix names the replay's copies beside the originals.
+const replayPrefix = "replay-"
+
+// replayWrites prepares the replay of the controller's AIBOMs: for each, the
+// copy to create (what the controller's create carried: labels, owner
+// references, spec) and the status patch (the whole status, as the
+// controller's first status patch of a new AIBOM carries it).
+func replayWrites(aiboms []v1alpha1.AIBOM) ([]replayWrite, error) {
+	out := make([]replayWrite, 0, len(aiboms))
+	for i := range aiboms {
+		src := &aiboms[i]
+		name := replayPrefix + src.Name
+		if len(name) > validation.DNS1123SubdomainMaxLength {
+			return nil, fmt.Errorf("replay: AIBOM %s/%s: the copy's name would exceed %d characters", src.Namespace, src.Name, validation.DNS1123SubdomainMaxLength)
+		}
+		status, err := json.Marshal(map[string]any{"status": src.Status})
+		if err != nil {
+			return nil, fmt.Errorf("replay: status of %s/%s: %w", src.Namespace, src.Name, err)
+		}
+		out = append(out, replayWrite{
+			create: &v1alpha1.AIBOM{
+				ObjectMeta: metav1.ObjectMeta{
+					Namespace:       src.Namespace,
+					Name:            name,
+					Labels:          maps.Clone(src.Labels),
+					Annotations:     maps.Clone(src.Annotations),
+					OwnerReferences: slices.Clone(src.OwnerReferences),
+				},
+				Spec: *src.Spec.DeepCopy(),
+			},
+			status: status,
+		})
+	}
+	return out, nil
 }
 
 func diff(later, earlier map[string]int) map[string]int {
