@@ -24,6 +24,7 @@ import (
 	"github.com/aibom-dev/aibom/api/v1alpha1"
 	"github.com/aibom-dev/aibom/pkg/core/document"
 	"github.com/aibom-dev/aibom/pkg/core/graph"
+	"github.com/aibom-dev/aibom/pkg/core/internal/lazylog"
 	"github.com/aibom-dev/aibom/pkg/core/reconcile"
 	"github.com/aibom-dev/aibom/pkg/core/watch"
 )
@@ -199,15 +200,19 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 	}
 	feed := reconcile.NewFeed(r, mapper)
 	sup.Events = feed
+	requestLogger := lazylog.Wrap(logger)
 	ctrl, err := controller.NewTyped[reconcile.Request](ControllerName, mgr, controller.TypedOptions[reconcile.Request]{
 		Reconciler:              r,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		SkipNameValidation:      ptr.To(opts.SkipNameValidation),
+		// Every request gets a logger with its names, and controller-runtime
+		// adds a reconcile ID; most requests log nothing, so the pairs are
+		// encoded only when a message is (lazylog).
 		LogConstructor: func(req *reconcile.Request) logr.Logger {
 			if req != nil {
-				return logger.WithValues("workload", req.String())
+				return requestLogger.WithValues("workload", req.String())
 			}
-			return logger
+			return requestLogger
 		},
 	})
 	if err != nil {

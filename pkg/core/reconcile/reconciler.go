@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -565,11 +567,19 @@ func patchedAIBOM(answer *metav1.PartialObjectMetadata, base, aibom *v1alpha1.AI
 // (client.MergeFrom's), computed with status.document out of the diff and
 // set afterwards when it changed: the document is most of an AIBOM's bytes,
 // and a diff would encode it twice and decode it twice again to find that
-// it changed.
+// it changed. When only the status differs (every status write: the base is
+// the AIBOM with its old status), only the statuses are encoded and diffed,
+// not the metadata (managed fields included) and spec on both sides.
 func statusMergePatch(base, aibom *v1alpha1.AIBOM) ([]byte, error) {
 	b, a := *base, *aibom
 	b.Status.Document, a.Status.Document = "", ""
-	data, err := client.MergeFrom(&b).Data(&a)
+	var data []byte
+	var err error
+	if reflect.DeepEqual(b.TypeMeta, a.TypeMeta) && reflect.DeepEqual(b.ObjectMeta, a.ObjectMeta) && reflect.DeepEqual(b.Spec, a.Spec) {
+		data, err = statusOnlyMergePatch(&b.Status, &a.Status)
+	} else {
+		data, err = client.MergeFrom(&b).Data(&a)
+	}
 	if err != nil || base.Status.Document == aibom.Status.Document {
 		return data, err
 	}
@@ -612,6 +622,31 @@ func statusMergePatch(base, aibom *v1alpha1.AIBOM) ([]byte, error) {
 	}
 	out.WriteString("}}")
 	return out.Bytes(), nil
+}
+
+// statusOnlyMergePatch is the merge patch between two objects that differ
+// in their status alone: the statuses' diff under "status", or {} when they
+// are equal (as a diff of the whole objects would give).
+func statusOnlyMergePatch(base, next *v1alpha1.AIBOMStatus) ([]byte, error) {
+	from, err := json.Marshal(base)
+	if err != nil {
+		return nil, err
+	}
+	to, err := json.Marshal(next)
+	if err != nil {
+		return nil, err
+	}
+	diff, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(bytes.TrimSpace(diff), []byte("{}")) {
+		return []byte("{}"), nil
+	}
+	out := make([]byte, 0, len(diff)+len(`{"status":}`))
+	out = append(out, `{"status":`...)
+	out = append(out, diff...)
+	return append(out, '}'), nil
 }
 
 func setSubject(aibom *v1alpha1.AIBOM, entry graph.Entry, obj *unstructured.Unstructured) {

@@ -33,6 +33,8 @@ func TestStatusMergePatchIsTheMergeFromPatch(t *testing.T) {
 		"a document removed":                           {aibom(doc, "a"), aibom("", "a")},
 		"nothing changed":                              {aibom(doc, "a"), aibom(doc, "a")},
 		"metadata and a new document":                  {aibom("", "a"), withLabel(aibom(doc, "b"), "team", "ml")},
+		"as stored, a condition and facts gone":        {stored(aibom("", "a", "ReplicaSet.apps/x")), withoutFacts(stored(aibom(doc, "b")))},
+		"as stored, nothing changed":                   {stored(aibom(doc, "a")), stored(aibom(doc, "a"))},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -51,6 +53,47 @@ func TestStatusMergePatchIsTheMergeFromPatch(t *testing.T) {
 	}
 }
 
+// stored gives an AIBOM what the API server stores with it: owner, labels,
+// managed fields, a UID.
+func stored(a *v1alpha1.AIBOM) *v1alpha1.AIBOM {
+	a.UID, a.Generation = "aibom-uid", 1
+	a.Labels = map[string]string{ManagedByLabel: ManagedBy}
+	a.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "vllm", UID: "deployment-uid"}}
+	a.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "aibom-controller", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}
+	a.Spec.Subject = v1alpha1.Subject{APIVersion: "apps/v1", Kind: "Deployment", Name: "vllm", UID: "deployment-uid"}
+	meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: "Truncated", Status: metav1.ConditionFalse, Reason: "Fits"})
+	return a
+}
+
+func withoutFacts(a *v1alpha1.AIBOM) *v1alpha1.AIBOM {
+	a.Status.Summary = v1alpha1.Summary{}
+	meta.RemoveStatusCondition(&a.Status.Conditions, "Truncated")
+	return a
+}
+
+// Between objects that differ in their status alone, the patch is
+// MergeFrom's to the byte.
+func TestStatusOnlyMergePatchIsMergeFromsBytes(t *testing.T) {
+	base := stored(&v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "deployment-vllm", ResourceVersion: "7"}})
+	for name, next := range map[string]*v1alpha1.AIBOM{
+		"first status": func() *v1alpha1.AIBOM {
+			n := base.DeepCopy()
+			n.Status = v1alpha1.AIBOMStatus{DocumentSHA256: "b", InputHash: "in", Absorbed: []string{"ReplicaSet.apps/x"}, AbsorbedCount: 1}
+			return n
+		}(),
+		"no change": base.DeepCopy(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, err := client.MergeFrom(base).Data(next)
+			require.NoError(t, err)
+			got, err := statusMergePatch(base, next)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		})
+	}
+}
+
 func withLabel(a *v1alpha1.AIBOM, k, v string) *v1alpha1.AIBOM {
 	a.Labels = map[string]string{k: v}
 	a.Annotations = map[string]string{"note": "<&>"}
@@ -58,10 +101,12 @@ func withLabel(a *v1alpha1.AIBOM, k, v string) *v1alpha1.AIBOM {
 }
 
 // The status patch of a first document of about 8 KB over the cache's copy
-// (which has none): statusMergePatch against client.MergeFrom's diff.
+// of a new AIBOM (its metadata as stored, no status): statusMergePatch
+// against client.MergeFrom's diff.
 func BenchmarkStatusMergePatch(b *testing.B) {
 	doc := `{"bomFormat":"CycloneDX","components":[` + strings.Repeat(`{"type":"container","name":"vllm/vllm-openai","version":"v0.6.3"},`, 120) + `{}]}`
-	base := &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "deployment-vllm", ResourceVersion: "7"}}
+	base := stored(&v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "deployment-vllm", ResourceVersion: "7"}})
+	base.Status = v1alpha1.AIBOMStatus{}
 	next := base.DeepCopy()
 	next.Status = v1alpha1.AIBOMStatus{Document: doc, DocumentSHA256: "a", DocumentSize: len(doc), InputHash: "in", Summary: v1alpha1.Summary{Runtime: "vllm"}}
 	b.Run("statusMergePatch", func(b *testing.B) {
