@@ -107,6 +107,10 @@ func CompareOwned(a, b string) int {
 type Closure struct {
 	Registry *Registry
 	Store    Store
+	// TrackedOnly is for a caller that reads Tracked alone (the event
+	// mapper's descendants): pods are listed by their metadata, as every
+	// other descendant is, and Pods stays empty.
+	TrackedOnly bool
 }
 
 type frontier struct {
@@ -160,7 +164,7 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 				continue // no object of this kind has a controller of the parent's kind
 			}
 			read := c.Store.ControlledBy
-			if e.GroupKind() != PodGroupKind {
+			if e.GroupKind() != PodGroupKind || c.TrackedOnly {
 				// Pods are read whole (their status gives the digests);
 				// every other descendant is listed by its metadata.
 				read = func(ctx context.Context, e Entry, ns string, uid types.UID) ([]client.Object, error) {
@@ -210,7 +214,7 @@ func (c Closure) Descendants(ctx context.Context, root client.Object) (Descendan
 					if !parent.anchor.AcceptsPodOwner(parentGK) {
 						out.Unfit = append(out.Unfit, UnfitPod{Name: child.GetName(), Controller: parentGK,
 							Workload: parent.anchor.Kind + "/" + parent.anchorName, WorkloadKind: parent.anchor.GroupKind()})
-					} else if u, ok := child.(*unstructured.Unstructured); ok {
+					} else if u, ok := child.(*unstructured.Unstructured); ok && !c.TrackedOnly {
 						out.Pods = append(out.Pods, u)
 					}
 				}

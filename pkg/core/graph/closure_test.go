@@ -8,6 +8,7 @@ import (
 	"github.com/aibom-dev/aibom/pkg/core/internal/coretest"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestClosureThroughReplicaSet(t *testing.T) {
@@ -105,4 +106,51 @@ func TestClosureRespectsTheDepthCap(t *testing.T) {
 	d, err := graph.Closure{Registry: reg, Store: store}.Descendants(context.Background(), root)
 	require.NoError(t, err)
 	require.Empty(t, d.Owned(), "the walk from too-deep stops at the cap, so the closure must not list it")
+}
+
+// wholeReads counts the whole-object reads of each kind a store answers
+// (ControlledBy); its metadata reads (MetadataReader) are not counted.
+type wholeReads struct {
+	graph.Store
+	reads map[string]int
+}
+
+func (s wholeReads) ControlledBy(ctx context.Context, e graph.Entry, ns string, uid types.UID) ([]client.Object, error) {
+	s.reads[e.Kind.Kind]++
+	return s.Store.ControlledBy(ctx, e, ns, uid)
+}
+
+func (s wholeReads) GetMetadata(ctx context.Context, e graph.Entry, ns, name string) (client.Object, error) {
+	return s.Store.Get(ctx, e, ns, name)
+}
+
+func (s wholeReads) ControlledByMetadata(ctx context.Context, e graph.Entry, ns string, uid types.UID) ([]client.Object, error) {
+	return s.Store.ControlledBy(ctx, e, ns, uid)
+}
+
+// A closure for its tracked descendants alone (the event mapper's) finds the
+// same ones, through pods that control workloads too, without reading a pod
+// whole; a full closure reads them whole.
+func TestClosureTrackedOnlyReadsNoPodWhole(t *testing.T) {
+	var w coretest.World
+	widget := w.Add(coretest.WidgetGVK, "lws", nil)
+	leaders := w.Add(coretest.StsGVK, "lws", widget)
+	leader := w.Add(coretest.PodGVK, "lws-0", leaders)
+	w.Add(coretest.PodGVK, "lws-0-1", w.Add(coretest.StsGVK, "lws-0", leader))
+	reg := coretest.TestRegistry(t)
+	_, store := w.Store(t, reg, nil)
+	full := wholeReads{Store: store, reads: map[string]int{}}
+	want, err := graph.Closure{Registry: reg, Store: full}.Descendants(context.Background(), widget)
+	require.NoError(t, err)
+	require.NotZero(t, full.reads["Pod"])
+
+	only := wholeReads{Store: store, reads: map[string]int{}}
+	got, err := graph.Closure{Registry: reg, Store: only, TrackedOnly: true}.Descendants(context.Background(), widget)
+	require.NoError(t, err)
+	require.Zero(t, only.reads["Pod"], "no pod read whole")
+	wantOwned, _ := coretest.Names(want)
+	gotOwned, gotPods := coretest.Names(got)
+	require.Equal(t, []string{"StatefulSet.apps/lws", "StatefulSet.apps/lws-0"}, gotOwned)
+	require.Equal(t, wantOwned, gotOwned)
+	require.Empty(t, gotPods)
 }

@@ -363,7 +363,7 @@ func (m EventMapper) descendants(ctx context.Context, req Request, q adder) {
 	stub.SetNamespace(req.Namespace)
 	stub.SetName(req.Name)
 	stub.SetUID(req.UID)
-	desc, err := graph.Closure{Registry: m.Registry, Store: m.Store}.Descendants(ctx, stub)
+	desc, err := graph.Closure{Registry: m.Registry, Store: m.Store, TrackedOnly: true}.Descendants(ctx, stub)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing descendants for an event; they are re-evaluated on their own next event")
 		return
