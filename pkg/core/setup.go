@@ -243,7 +243,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 	if _, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.AIBOM{}, cache.BlockUntilSynced(false)); err != nil {
 		return nil, nil, fmt.Errorf("core setup: AIBOM informer: %w", err)
 	}
-	if err := mgr.Add(sup); err != nil {
+	if err := mgr.Add(startWithCaches{sup}); err != nil {
 		return nil, nil, fmt.Errorf("core setup: supervisor: %w", err)
 	}
 	if opts.ResyncInterval == 0 {
@@ -256,3 +256,24 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*reconcile.R
 	}
 	return r, sup, nil
 }
+
+// startWithCaches starts the supervisor together with the manager's caches
+// instead of after they synced: controller-runtime starts every runnable
+// that has a cache in that first group. The supervisor's discovery and its
+// kinds' initial lists then overlap the manager cache's sync, which
+// controller-runtime checks every 100 ms. Nothing it does needs that cache:
+// it waits for the namespace filter itself, and its events are dropped
+// until the controller's queue attaches (Feed), which is after the caches.
+// The group waits for each member's cache to sync; the supervisor's own
+// wait is the controller's (WaitForStartup), so its cache answers at once.
+type startWithCaches struct{ *watch.Supervisor }
+
+// GetCache puts the supervisor in the manager's group of caches.
+func (startWithCaches) GetCache() cache.Cache { return syncedAtOnce{} }
+
+// syncedAtOnce answers the manager's wait for the group of caches; the
+// manager calls nothing else of a member's cache.
+type syncedAtOnce struct{ cache.Cache }
+
+// WaitForCacheSync implements cache.Cache.
+func (syncedAtOnce) WaitForCacheSync(context.Context) bool { return true }

@@ -195,6 +195,26 @@ func (s *Supervisor) init() {
 // the first discovery and every started kind's cache (WaitForStartup).
 const StartupSyncBound = time.Minute
 
+// syncPoll is how often a started kind's cache is checked for its first
+// sync. client-go's WaitForCacheSync checks every 100 ms: at a cold start a
+// kind whose initial list ended just after a check was taken as synced up
+// to 100 ms later, and the controller's workers waited for the last one.
+const syncPoll = 10 * time.Millisecond
+
+// waitSynced returns true once synced does, false when ctx ends first.
+func waitSynced(ctx context.Context, synced func() bool) bool {
+	tick := time.NewTicker(syncPoll)
+	defer tick.Stop()
+	for !synced() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
 // WaitForStartup returns once the supervisor's first discovery is done and
 // every kind it started has synced or failed, or after StartupSyncBound, or
 // when ctx ends. The controller's workers wait for it: a root reconciled
@@ -569,7 +589,7 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 		}
 	}()
 	go func() {
-		if !c.WaitForCacheSync(kctx) {
+		if !waitSynced(kctx, kw.informer.HasSynced) {
 			return
 		}
 		kw.synced.Store(true)
