@@ -538,6 +538,14 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 	listGVK := e.GVK()
 	listGVK.Kind += "List"
 	mapper.Add(listGVK, scope)
+	// Kubernetes' own kinds read whole are listed and watched in protobuf
+	// (native.go); a client that cannot be built leaves the kind on JSON.
+	var native toolscache.ListerWatcher
+	if lw, ok, err := NativeListWatch(s.Config, s.httpClient, e); err != nil {
+		s.Log.Error(err, "kind stays on JSON", "kind", e.Kind.String())
+	} else if ok {
+		native = lw
+	}
 	c, err := cache.New(s.Config, cache.Options{
 		HTTPClient:                  s.httpClient,
 		Scheme:                      s.Scheme,
@@ -549,6 +557,9 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 			toolscache.DefaultWatchErrorHandler(ctx, r, err)
 		},
 		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+			if native != nil {
+				lw = native
+			}
 			kw.lw = s.guard.listerWatcher(e.Resource, lw, hooks).(*guardedListWatch)
 			kw.informer = toolscache.NewSharedIndexInformerWithOptions(kw.lw, obj, toolscache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: indexers})
 			return kw.informer
