@@ -8,6 +8,8 @@ package imageref
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/distribution/reference"
 	"github.com/opencontainers/go-digest"
@@ -47,6 +49,39 @@ type Reference struct {
 // when it contains a '.' or a ':', is "localhost", or has an upper-case
 // letter.
 func Parse(ref string) Reference {
+	if len(ref) > maxMemoRef {
+		return parse(ref)
+	}
+	if r, ok := parsed.Load(ref); ok {
+		return r.(Reference)
+	}
+	r := parse(ref)
+	if parsedCount.Add(1) > maxMemo {
+		// Full (many distinct images, or a tenant making them up): start
+		// over rather than grow.
+		parsed.Clear()
+		parsedCount.Store(1)
+	}
+	parsed.Store(ref, r)
+	return r
+}
+
+// The same few images stand in most pod specs, and one reconcile parses each
+// several times (the scrape, the document's components, its validity):
+// Parse remembers up to maxMemo references of at most maxMemoRef bytes.
+// A Reference holds strings only, so a remembered one is shared safely.
+const (
+	maxMemo    = 4096
+	maxMemoRef = 512
+)
+
+var (
+	parsed      sync.Map // reference -> Reference
+	parsedCount atomic.Int64
+)
+
+// parse is Parse without the memo.
+func parse(ref string) Reference {
 	s := strings.TrimSpace(ref)
 	if s == "" {
 		return Reference{}

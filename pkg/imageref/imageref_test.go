@@ -1,6 +1,7 @@
 package imageref
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -108,4 +109,27 @@ func FuzzParse(f *testing.F) {
 			require.True(t, IsDigest(d))
 		}
 	})
+}
+
+// A remembered reference is what parsing it gives, on the first call and
+// the next, and the memo stays bounded whatever a tenant writes.
+func TestParseRemembersBoundedly(t *testing.T) {
+	refs := []string{"nginx", " nginx ", "vllm/vllm-openai:v0.6.3@" + dA, "Docker.IO/x", "<image>", "[::1]:5000/a", "a@b@c", "/x/", "", "   ",
+		"registry-1.docker.io/nginx", strings.Repeat("a", maxMemoRef+1)}
+	for _, ref := range refs {
+		want := parse(ref)
+		require.Equal(t, want, Parse(ref), "%q first", ref)
+		require.Equal(t, want, Parse(ref), "%q remembered", ref)
+	}
+	_, long := parsed.Load(strings.Repeat("a", maxMemoRef+1))
+	require.False(t, long, "a reference over maxMemoRef bytes is not remembered")
+
+	for i := range 3 * maxMemo {
+		ref := fmt.Sprintf("registry.example.com/tenant/image-%d:v1", i)
+		require.Equal(t, parse(ref), Parse(ref))
+	}
+	n := 0
+	parsed.Range(func(any, any) bool { n++; return true })
+	require.LessOrEqual(t, n, maxMemo)
+	require.Positive(t, n)
 }

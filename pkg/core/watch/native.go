@@ -25,7 +25,7 @@ import (
 // and the API server encodes each by reflection. Kubernetes' own kinds
 // (Pods, Deployments, StatefulSets, Jobs, ...) are served in protobuf too:
 // read that way and converted, an object costs the controller about a third
-// (68 against 22 us for a running Pod, BenchmarkNativeWatchDecode) and the
+// (72 against 22 us for a running Pod, BenchmarkNativeWatchDecode) and the
 // API server less. Custom resources are served in JSON only, and keep the
 // JSON list-watch.
 
