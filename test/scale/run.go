@@ -38,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -160,6 +159,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Minute
+	}
+	if o.CPUProfileSeconds <= 0 {
+		o.CPUProfileSeconds = 20
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -292,9 +294,6 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	cpuDone := make(chan error, 1)
 	if opts.CPUProfile != "" {
 		secs := opts.CPUProfileSeconds
-		if secs <= 0 {
-			secs = 20
-		}
 		go func() {
 			// The profiling endpoint listens a moment after the start.
 			var err error
@@ -742,19 +741,10 @@ func profileAPIServer(ctx context.Context, cfg *rest.Config, opts Options, suffi
 	if opts.APIServerProfile == "" {
 		return func() error { return nil }
 	}
-	secs := opts.CPUProfileSeconds
-	if secs <= 0 {
-		secs = 20
-	}
 	path := opts.APIServerProfile + suffix
 	done := make(chan error, 1)
 	go func() {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			done <- err
-			return
-		}
-		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).DoRaw(ctx)
+		raw, err := apiServerGet(ctx, cfg, "/debug/pprof/profile", "seconds", strconv.Itoa(opts.CPUProfileSeconds))
 		if err != nil {
 			done <- fmt.Errorf("API server profile: %w", err)
 			return

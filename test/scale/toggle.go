@@ -21,16 +21,27 @@ import (
 // harness's admin client; not the controller's requests).
 func apiServerMetrics(cfg *rest.Config) func(context.Context) (Metrics, error) {
 	return func(ctx context.Context) (Metrics, error) {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
-		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		raw, err := apiServerGet(ctx, cfg, "/metrics")
 		if err != nil {
 			return nil, fmt.Errorf("API server metrics: %w", err)
 		}
 		return ParseMetrics(bytes.NewReader(raw))
 	}
+}
+
+// apiServerGet reads one of the API server's own endpoints (its metrics, its
+// profiles) with the harness's credentials; params are query parameters,
+// name then value.
+func apiServerGet(ctx context.Context, cfg *rest.Config, path string, params ...string) ([]byte, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req := cs.Discovery().RESTClient().Get().AbsPath(path)
+	for i := 0; i+1 < len(params); i += 2 {
+		req = req.Param(params[i], params[i+1])
+	}
+	return req.DoRaw(ctx)
 }
 
 // apiLatency is the API server's latency for the AIBOM writes (POST and

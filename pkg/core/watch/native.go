@@ -63,15 +63,13 @@ func NativeListWatch(cfg *rest.Config, httpClient *http.Client, e graph.Entry) (
 	c.ContentType = runtime.ContentTypeProtobuf
 	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	c.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
-	var (
-		rc  *rest.RESTClient
-		err error
-	)
-	if httpClient != nil {
-		rc, err = rest.RESTClientForConfigAndClient(c, httpClient)
-	} else {
-		rc, err = rest.RESTClientFor(c)
+	var err error
+	if httpClient == nil {
+		if httpClient, err = rest.HTTPClientFor(c); err != nil {
+			return nil, false, fmt.Errorf("protobuf client for %s: %w", e.Kind.String(), err)
+		}
 	}
+	rc, err := rest.RESTClientForConfigAndClient(c, httpClient)
 	if err != nil {
 		return nil, false, fmt.Errorf("protobuf client for %s: %w", e.Kind.String(), err)
 	}

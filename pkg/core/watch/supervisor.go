@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/metadata"
@@ -203,16 +204,7 @@ const syncPoll = 10 * time.Millisecond
 
 // waitSynced returns true once synced does, false when ctx ends first.
 func waitSynced(ctx context.Context, synced func() bool) bool {
-	tick := time.NewTicker(syncPoll)
-	defer tick.Stop()
-	for !synced() {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return true
+	return wait.PollUntilContextCancel(ctx, syncPoll, true, func(context.Context) (bool, error) { return synced(), nil }) == nil
 }
 
 // WaitForStartup returns once the supervisor's first discovery is done and
