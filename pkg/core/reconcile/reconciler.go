@@ -576,6 +576,13 @@ func statusMergePatch(base, aibom *v1alpha1.AIBOM) ([]byte, error) {
 	var data []byte
 	var err error
 	if reflect.DeepEqual(b.TypeMeta, a.TypeMeta) && reflect.DeepEqual(b.ObjectMeta, a.ObjectMeta) && reflect.DeepEqual(b.Spec, a.Spec) {
+		if base.Status.Document == "" && reflect.ValueOf(&b.Status).Elem().IsZero() {
+			// A first status (the base is a create's answer): the diff
+			// against nothing is the whole status, encoded once.
+			return json.Marshal(struct {
+				Status *v1alpha1.AIBOMStatus `json:"status"`
+			}{&aibom.Status})
+		}
 		data, err = statusOnlyMergePatch(&b.Status, &a.Status)
 	} else {
 		data, err = client.MergeFrom(&b).Data(&a)

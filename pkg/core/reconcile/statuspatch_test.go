@@ -35,6 +35,9 @@ func TestStatusMergePatchIsTheMergeFromPatch(t *testing.T) {
 		"metadata and a new document":                  {aibom("", "a"), withLabel(aibom(doc, "b"), "team", "ml")},
 		"as stored, a condition and facts gone":        {stored(aibom("", "a", "ReplicaSet.apps/x")), withoutFacts(stored(aibom(doc, "b")))},
 		"as stored, nothing changed":                   {stored(aibom(doc, "a")), stored(aibom(doc, "a"))},
+		"as stored, a first status":                    {withoutStatus(stored(aibom("", ""))), stored(aibom(doc, "a", "ReplicaSet.apps/x"))},
+		"as stored, a first status and no document":    {withoutStatus(stored(aibom("", ""))), stored(aibom("", "a"))},
+		"as stored, a first status and new labels":     {withoutStatus(stored(aibom("", ""))), withLabel(stored(aibom(doc, "a")), "team", "ml")},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -63,6 +66,11 @@ func stored(a *v1alpha1.AIBOM) *v1alpha1.AIBOM {
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}
 	a.Spec.Subject = v1alpha1.Subject{APIVersion: "apps/v1", Kind: "Deployment", Name: "vllm", UID: "deployment-uid"}
 	meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: "Truncated", Status: metav1.ConditionFalse, Reason: "Fits"})
+	return a
+}
+
+func withoutStatus(a *v1alpha1.AIBOM) *v1alpha1.AIBOM {
+	a.Status = v1alpha1.AIBOMStatus{}
 	return a
 }
 
