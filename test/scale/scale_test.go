@@ -119,4 +119,5 @@ func TestScaleSmall(t *testing.T) {
 	require.GreaterOrEqual(t, rep.Memory.PeakRSS, rep.Memory.RSSAtEnd)
 	require.NotNil(t, rep.Replay)
 	require.Equal(t, 2*roots, rep.Replay.Writes)
+	require.Equal(t, roots, rep.Replay.OriginalsDeleted, "the replay starts with the controller's AIBOMs deleted")
 }
