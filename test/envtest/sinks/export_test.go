@@ -17,9 +17,13 @@ import (
 func TestExportWritesTheStoredDocumentsCheckedAgainstTheirHash(t *testing.T) {
 	ctrl := startController(t, fastDelivery())
 	ns := env.NewNamespace(t, "exp", true)
-	env.MustApply(t, ns, harness.DeploymentChain("vllm", harness.SHA256Hex("exp")))
+	digest := harness.SHA256Hex("exp")
+	env.MustApply(t, ns, harness.DeploymentChain("vllm", digest))
 	key := harness.AIBOMKey(ns, deploymentGK, "vllm")
-	require.Eventually(t, func() bool { a, ok := getAIBOM(key); return ok && a.Status.Document != "" }, eventually, tick)
+	// The first document may name no running digest yet (the pod's status
+	// can reach the controller after its spec): the export is compared
+	// with the document that does, the last one.
+	require.Eventually(t, func() bool { a, ok := getAIBOM(key); return ok && strings.Contains(a.Status.Document, digest) }, eventually, tick)
 	a, _ := getAIBOM(key)
 
 	var stdout, stderr bytes.Buffer

@@ -112,10 +112,21 @@ func TestDependencyTrackSinkFollowsTheDocumentedAPI(t *testing.T) {
 	}}}, AllowedDestinations: loopbackDestinations})
 	waitConfig(t, func(c *v1alpha1.AIBOMConfig) bool { return isTrueCond(c.Status.Conditions, "Ready") })
 	ns := env.NewNamespace(t, "dt", true)
-	env.MustApply(t, ns, harness.DeploymentChain("vllm", harness.SHA256Hex("dt")))
+	digest := harness.SHA256Hex("dt")
+	env.MustApply(t, ns, harness.DeploymentChain("vllm", digest))
 	key := harness.AIBOMKey(ns, deploymentGK, "vllm")
-	synced(t, key)
-	a, _ := getAIBOM(key)
+	// The pod's status may reach the controller after its spec: the first
+	// document can name no running digest, and be delivered before the
+	// second. Compared once the AIBOM is synced with the running digest.
+	var a *v1alpha1.AIBOM
+	require.Eventually(t, func() bool {
+		got, ok := getAIBOM(key)
+		if !ok || !isSynced(got) {
+			return false
+		}
+		a = got
+		return strings.Contains(a.Status.Document, digest)
+	}, eventually, tick, "AIBOM %s never synced with the running digest", key)
 	project := "prod/" + ns + "/Deployment/vllm"
 	fake.Mu.Lock()
 	require.Empty(t, fake.Violations)

@@ -146,13 +146,21 @@ func synced(t *testing.T, key client.ObjectKey) string {
 	var sha string
 	require.Eventually(t, func() bool {
 		a, ok := getAIBOM(key)
-		if !ok || !isTrue(condition(a, v1alpha1.ConditionSynced)) || isTrue(condition(a, v1alpha1.ConditionSinkFailed)) {
+		if !ok || !isSynced(a) {
 			return false
 		}
 		sha = a.Status.DocumentSHA256
-		return len(a.Status.Sinks) == 1 && a.Status.Sinks[0].State == v1alpha1.DeliveryDelivered && a.Status.Sinks[0].DocumentSHA256 == sha
+		return true
 	}, eventually, tick, "AIBOM %s never synced", key)
 	return sha
+}
+
+// isSynced says whether the AIBOM's one sink holds its current document.
+func isSynced(a *v1alpha1.AIBOM) bool {
+	if !isTrue(condition(a, v1alpha1.ConditionSynced)) || isTrue(condition(a, v1alpha1.ConditionSinkFailed)) {
+		return false
+	}
+	return len(a.Status.Sinks) == 1 && a.Status.Sinks[0].State == v1alpha1.DeliveryDelivered && a.Status.Sinks[0].DocumentSHA256 == a.Status.DocumentSHA256
 }
 
 func TestWebhookDeliversAndSurvivesAnOutageAndARestart(t *testing.T) {
