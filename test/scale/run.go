@@ -962,6 +962,9 @@ func replay(ctx context.Context, c client.Client, writers int) (*Replay, error) 
 	return r, nil
 }
 
+// deleteOriginalsTimeout bounds the wait for the deleted AIBOMs to go.
+const deleteOriginalsTimeout = 2 * time.Minute
+
 // deleteOriginals removes the controller's AIBOMs before their copies are
 // written, and waits until the API server lists none of them: the replay
 // then starts from the state the cold start started from (none of these
@@ -978,6 +981,7 @@ func deleteOriginals(ctx context.Context, c client.Client, aiboms []v1alpha1.AIB
 			return fmt.Errorf("replay: deleting the controller's AIBOMs in %s: %w", ns, err)
 		}
 	}
+	deadline := time.Now().Add(deleteOriginalsTimeout)
 	for {
 		var left metav1.PartialObjectMetadataList
 		left.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AIBOMList"))
@@ -986,6 +990,9 @@ func deleteOriginals(ctx context.Context, c client.Client, aiboms []v1alpha1.AIB
 		}
 		if len(left.Items) == 0 {
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("replay: AIBOM %s/%s still listed %s after the controller's AIBOMs were deleted (a finalizer?)", left.Items[0].Namespace, left.Items[0].Name, deleteOriginalsTimeout)
 		}
 		select {
 		case <-ctx.Done():
