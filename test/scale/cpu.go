@@ -17,6 +17,7 @@ const userHZ = 100
 // few names, at one moment.
 type CPUSnapshot struct {
 	busy, total float64         // seconds, all cores
+	steal       float64         // seconds the hypervisor gave the cores to others
 	pids        map[int]float64 // seconds (user and system) per process
 	names       map[int]string  // the name each process was matched by
 }
@@ -31,6 +32,10 @@ type CPUUse struct {
 	// and I/O wait, summed over the cores, and the cores' wall time.
 	BusySeconds float64 `json:"busySeconds"`
 	CoreSeconds float64 `json:"coreSeconds"`
+	// StealSeconds is the part of BusySeconds the hypervisor ran something
+	// else while a core of this machine had work (/proc/stat's steal): a
+	// phase with more of it ran on a slower machine.
+	StealSeconds float64 `json:"stealSeconds"`
 	// ByProcess: CPU seconds (user and system) by process name.
 	ByProcess map[string]float64 `json:"byProcess"`
 }
@@ -47,7 +52,7 @@ func TakeCPUSnapshot(names []string) (CPUSnapshot, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.busy, s.total, err = parseMachineCPU(string(data)); err != nil {
+	if s.busy, s.total, s.steal, err = parseMachineCPU(string(data)); err != nil {
 		return s, err
 	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
@@ -73,7 +78,8 @@ func TakeCPUSnapshot(names []string) (CPUSnapshot, error) {
 // Since is the CPU use from earlier to s. A process that exited in between
 // is not counted; one that started counts from zero.
 func (s CPUSnapshot) Since(earlier CPUSnapshot, seconds float64) CPUUse {
-	u := CPUUse{Seconds: seconds, BusySeconds: round2(s.busy - earlier.busy), CoreSeconds: round2(s.total - earlier.total), ByProcess: map[string]float64{}}
+	u := CPUUse{Seconds: seconds, BusySeconds: round2(s.busy - earlier.busy), CoreSeconds: round2(s.total - earlier.total),
+		StealSeconds: round2(s.steal - earlier.steal), ByProcess: map[string]float64{}}
 	for pid, secs := range s.pids {
 		u.ByProcess[s.names[pid]] += secs - earlier.pids[pid]
 	}
@@ -83,22 +89,23 @@ func (s CPUSnapshot) Since(earlier CPUSnapshot, seconds float64) CPUUse {
 	return u
 }
 
-// String is "busy B of C core-seconds in S s (name N s, ...)", the
-// processes by name.
+// String is "busy B of C core-seconds in S s, steal T s (name N s, ...)",
+// the processes by name.
 func (u *CPUUse) String() string {
 	names := slices.Sorted(maps.Keys(u.ByProcess))
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		parts = append(parts, fmt.Sprintf("%s %.2f s", n, u.ByProcess[n]))
 	}
-	return fmt.Sprintf("busy %.2f of %.2f core-seconds in %.2f s (%s)", u.BusySeconds, u.CoreSeconds, u.Seconds, strings.Join(parts, ", "))
+	return fmt.Sprintf("busy %.2f of %.2f core-seconds in %.2f s, steal %.2f s (%s)", u.BusySeconds, u.CoreSeconds, u.Seconds, u.StealSeconds, strings.Join(parts, ", "))
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 // parseMachineCPU reads the "cpu" line of /proc/stat: the time busy (all
-// but idle and iowait) and the total, in seconds over all cores.
-func parseMachineCPU(stat string) (busy, total float64, err error) {
+// but idle and iowait), the total and the time stolen by the hypervisor, in
+// seconds over all cores.
+func parseMachineCPU(stat string) (busy, total, steal float64, err error) {
 	for _, line := range strings.Split(stat, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 6 || f[0] != "cpu" {
@@ -110,16 +117,19 @@ func parseMachineCPU(stat string) (busy, total float64, err error) {
 		for i, v := range f[1:min(len(f), 9)] {
 			n, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+				return 0, 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
 			}
 			total += n
-			if i == 3 || i == 4 { // idle, iowait
+			switch i {
+			case 3, 4: // idle, iowait
 				idle += n
+			case 7:
+				steal = n
 			}
 		}
-		return (total - idle) / userHZ, total / userHZ, nil
+		return (total - idle) / userHZ, total / userHZ, steal / userHZ, nil
 	}
-	return 0, 0, fmt.Errorf("/proc/stat: no cpu line")
+	return 0, 0, 0, fmt.Errorf("/proc/stat: no cpu line")
 }
 
 // parseProcessCPU reads a /proc/PID/stat line: the pid, the name and the

@@ -26,12 +26,17 @@ func TestParseProcessCPU(t *testing.T) {
 }
 
 func TestParseMachineCPU(t *testing.T) {
-	busy, total, err := parseMachineCPU("cpu  100 5 50 800 20 3 2 1 40 0\ncpu0 50 2 25 400 10 1 1 0 20 0\n")
+	busy, total, steal, err := parseMachineCPU("cpu  100 5 50 800 20 3 2 7 40 0\ncpu0 50 2 25 400 10 1 1 0 20 0\n")
 	require.NoError(t, err)
-	// user+nice+system+irq+softirq+steal = 161 busy; + idle 800 + iowait 20.
-	require.InDelta(t, 1.61, busy, 1e-9)
-	require.InDelta(t, 9.81, total, 1e-9)
-	_, _, err = parseMachineCPU("intr 1 2 3\n")
+	// user+nice+system+irq+softirq+steal = 167 busy; + idle 800 + iowait 20.
+	require.InDelta(t, 1.67, busy, 1e-9)
+	require.InDelta(t, 9.87, total, 1e-9)
+	require.InDelta(t, 0.07, steal, 1e-9)
+	// A kernel without the steal column: none.
+	_, _, steal, err = parseMachineCPU("cpu  100 5 50 800 20 3 2\n")
+	require.NoError(t, err)
+	require.Zero(t, steal)
+	_, _, _, err = parseMachineCPU("intr 1 2 3\n")
 	require.Error(t, err)
 }
 

@@ -417,13 +417,17 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 
 	if opts.Replay {
-		logf("replaying the controller's writes with %d writers", opts.Writers)
+		plan, err := prepareReplay(ctx, c)
+		if err != nil {
+			return rep, err
+		}
+		logf("replaying the controller's writes with %d writers (its %d AIBOMs deleted)", opts.Writers, plan.deleted)
 		before, err := api(ctx)
 		if err != nil {
 			return rep, err
 		}
 		done := profileAPIServer(ctx, cfg, opts, ".replay")
-		if rep.Replay, err = replay(ctx, c, opts.Writers); err != nil {
+		if rep.Replay, err = replay(ctx, c, plan, opts.Writers); err != nil {
 			return rep, err
 		}
 		if err := done(); err != nil {
@@ -921,22 +925,11 @@ func waitReconciles(ctx context.Context, opts Options, p *controllerProcess, bef
 // a copy without them would time cheaper writes than the controller's. The
 // request bodies are prepared before the clock starts: the time is the API
 // server's, not the harness's.
-func replay(ctx context.Context, c client.Client, writers int) (*Replay, error) {
-	var list v1alpha1.AIBOMList
-	if err := c.List(ctx, &list); err != nil {
-		return nil, err
-	}
-	writes, err := replayWrites(list.Items)
-	if err != nil {
-		return nil, err
-	}
-	if err := deleteOriginals(ctx, c, list.Items); err != nil {
-		return nil, err
-	}
-	deleted := len(list.Items)
+func replay(ctx context.Context, c client.Client, plan replayPlan, writers int) (*Replay, error) {
+	writes := plan.writes
 	cpuBefore, cpuErr := TakeCPUSnapshot(cpuProcesses)
 	start := time.Now()
-	err = parallel(ctx, len(writes), writers, func(ctx context.Context, i int) error {
+	err := parallel(ctx, len(writes), writers, func(ctx context.Context, i int) error {
 		w := writes[i]
 		if err := c.Create(ctx, w.create); err != nil {
 			return fmt.Errorf("replay create %s/%s: %w", w.create.Namespace, w.create.Name, err)
@@ -953,13 +946,36 @@ func replay(ctx context.Context, c client.Client, writers int) (*Replay, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &Replay{Writes: 2 * len(writes), Writers: writers, Seconds: time.Since(start).Seconds(), OriginalsDeleted: deleted}
+	r := &Replay{Writes: 2 * len(writes), Writers: writers, Seconds: time.Since(start).Seconds(), OriginalsDeleted: plan.deleted}
 	if cpuAfter, err := TakeCPUSnapshot(cpuProcesses); err == nil && cpuErr == nil {
 		use := cpuAfter.Since(cpuBefore, r.Seconds)
 		r.CPU = &use
 	}
 	r.WritesPerSecond = float64(r.Writes) / r.Seconds
 	return r, nil
+}
+
+// replayPlan is what the replay writes, prepared before its clock starts.
+type replayPlan struct {
+	writes  []replayWrite
+	deleted int // the controller's AIBOMs deleted first
+}
+
+// prepareReplay lists the controller's AIBOMs, prepares their copies'
+// writes and deletes the originals (deleteOriginals).
+func prepareReplay(ctx context.Context, c client.Client) (replayPlan, error) {
+	var list v1alpha1.AIBOMList
+	if err := c.List(ctx, &list); err != nil {
+		return replayPlan{}, err
+	}
+	writes, err := replayWrites(list.Items)
+	if err != nil {
+		return replayPlan{}, err
+	}
+	if err := deleteOriginals(ctx, c, list.Items); err != nil {
+		return replayPlan{}, err
+	}
+	return replayPlan{writes: writes, deleted: len(list.Items)}, nil
 }
 
 // deleteOriginalsTimeout bounds the wait for the deleted AIBOMs to go.
