@@ -165,6 +165,13 @@ func (t *tracker) expect(load Load, ns string, on bool) {
 	}
 }
 
+// presentCount is how many AIBOMs the tracker's watch holds.
+func (t *tracker) presentCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.present)
+}
+
 func (t *tracker) check() {
 	if len(t.reasons) == 0 && len(t.extra) == 0 && !t.closed {
 		t.doneAt = time.Since(t.start)

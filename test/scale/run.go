@@ -97,9 +97,9 @@ type Options struct {
 	// (default 15 minutes).
 	Timeout time.Duration
 	// Replay re-issues the controller's cold-start writes (create + status
-	// of each AIBOM, copies in a namespace of their own) with Writers
-	// writers after the controller stopped: the API server's own time for
-	// those writes.
+	// of each AIBOM, copies beside the originals, which are deleted first)
+	// with Writers writers after the controller stopped: the API server's
+	// own time for those writes.
 	Replay bool
 	// HeapProfile, when set, is a file the controller's heap profile
 	// (/debug/pprof/heap, after a forced GC) is written to once the cold
@@ -420,6 +420,11 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 		plan, err := prepareReplay(ctx, c)
 		if err != nil {
 			return rep, err
+		}
+		// The deletes' events reach the harness's own watch too: the replay
+		// starts once it has taken them all in.
+		if err := waitFor(ctx, deleteOriginalsTimeout, func() bool { return track.presentCount() == 0 }); err != nil {
+			return rep, fmt.Errorf("replay: the harness's AIBOM watch still holds %d AIBOMs after their deletion: %w", track.presentCount(), err)
 		}
 		logf("replaying the controller's writes with %d writers (its %d AIBOMs deleted)", opts.Writers, plan.deleted)
 		before, err := api(ctx)
@@ -978,15 +983,31 @@ func prepareReplay(ctx context.Context, c client.Client) (replayPlan, error) {
 	return replayPlan{writes: writes, deleted: len(list.Items)}, nil
 }
 
+// waitFor polls cond every 50 ms until it holds, for at most limit.
+func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // deleteOriginalsTimeout bounds the wait for the deleted AIBOMs to go.
 const deleteOriginalsTimeout = 2 * time.Minute
 
 // deleteOriginals removes the controller's AIBOMs before their copies are
 // written, and waits until the API server lists none of them: the replay
 // then starts from the state the cold start started from (none of these
-// AIBOMs stored), not with a second set of documents held in its watch
-// cache and heap, which made each replayed write dearer than the
-// controller's at 10,000 roots.
+// AIBOMs stored), not with a second set of documents stored and cached,
+// which made each replayed write dearer than the controller's at 10,000
+// roots.
 func deleteOriginals(ctx context.Context, c client.Client, aiboms []v1alpha1.AIBOM) error {
 	namespaces := map[string]bool{}
 	for i := range aiboms {
@@ -997,25 +1018,21 @@ func deleteOriginals(ctx context.Context, c client.Client, aiboms []v1alpha1.AIB
 			return fmt.Errorf("replay: deleting the controller's AIBOMs in %s: %w", ns, err)
 		}
 	}
-	deadline := time.Now().Add(deleteOriginalsTimeout)
-	for {
-		var left metav1.PartialObjectMetadataList
+	var left metav1.PartialObjectMetadataList
+	var listErr error
+	err := waitFor(ctx, deleteOriginalsTimeout, func() bool {
+		left = metav1.PartialObjectMetadataList{}
 		left.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AIBOMList"))
-		if err := c.List(ctx, &left, client.Limit(1)); err != nil {
-			return fmt.Errorf("replay: listing the AIBOMs left: %w", err)
-		}
-		if len(left.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("replay: AIBOM %s/%s still listed %s after the controller's AIBOMs were deleted (a finalizer?)", left.Items[0].Namespace, left.Items[0].Name, deleteOriginalsTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		listErr = c.List(ctx, &left, client.Limit(1))
+		return listErr != nil || len(left.Items) == 0
+	})
+	switch {
+	case listErr != nil:
+		return fmt.Errorf("replay: listing the AIBOMs left: %w", listErr)
+	case err != nil && len(left.Items) > 0:
+		return fmt.Errorf("replay: AIBOM %s/%s still listed after the controller's AIBOMs were deleted (a finalizer?): %w", left.Items[0].Namespace, left.Items[0].Name, err)
 	}
+	return err
 }
 
 // replayWrite is one AIBOM's replayed create and status merge patch.
