@@ -37,7 +37,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -423,7 +425,9 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 		}
 		// The deletes' events reach the harness's own watch too: the replay
 		// starts once it has taken them all in.
-		if err := waitFor(ctx, deleteOriginalsTimeout, func() bool { return track.presentCount() == 0 }); err != nil {
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, deleteOriginalsTimeout, true, func(context.Context) (bool, error) {
+			return track.presentCount() == 0, nil
+		}); err != nil {
 			return rep, fmt.Errorf("replay: the harness's AIBOM watch still holds %d AIBOMs after their deletion: %w", track.presentCount(), err)
 		}
 		logf("replaying the controller's writes with %d writers (its %d AIBOMs deleted)", opts.Writers, plan.deleted)
@@ -983,22 +987,6 @@ func prepareReplay(ctx context.Context, c client.Client) (replayPlan, error) {
 	return replayPlan{writes: writes, deleted: len(list.Items)}, nil
 }
 
-// waitFor polls cond every 50 ms until it holds, for at most limit.
-func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %s", limit)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return nil
-}
-
 // deleteOriginalsTimeout bounds the wait for the deleted AIBOMs to go.
 const deleteOriginalsTimeout = 2 * time.Minute
 
@@ -1009,27 +997,25 @@ const deleteOriginalsTimeout = 2 * time.Minute
 // which made each replayed write dearer than the controller's at 10,000
 // roots.
 func deleteOriginals(ctx context.Context, c client.Client, aiboms []v1alpha1.AIBOM) error {
-	namespaces := map[string]bool{}
+	namespaces := sets.New[string]()
 	for i := range aiboms {
-		namespaces[aiboms[i].Namespace] = true
+		namespaces.Insert(aiboms[i].Namespace)
 	}
-	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
+	for _, ns := range sets.List(namespaces) {
 		if err := c.DeleteAllOf(ctx, &v1alpha1.AIBOM{}, client.InNamespace(ns)); err != nil {
 			return fmt.Errorf("replay: deleting the controller's AIBOMs in %s: %w", ns, err)
 		}
 	}
 	var left metav1.PartialObjectMetadataList
-	var listErr error
-	err := waitFor(ctx, deleteOriginalsTimeout, func() bool {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, deleteOriginalsTimeout, true, func(ctx context.Context) (bool, error) {
 		left = metav1.PartialObjectMetadataList{}
 		left.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AIBOMList"))
-		listErr = c.List(ctx, &left, client.Limit(1))
-		return listErr != nil || len(left.Items) == 0
+		if err := c.List(ctx, &left, client.Limit(1)); err != nil {
+			return false, fmt.Errorf("replay: listing the AIBOMs left: %w", err)
+		}
+		return len(left.Items) == 0, nil
 	})
-	switch {
-	case listErr != nil:
-		return fmt.Errorf("replay: listing the AIBOMs left: %w", listErr)
-	case err != nil && len(left.Items) > 0:
+	if err != nil && len(left.Items) > 0 {
 		return fmt.Errorf("replay: AIBOM %s/%s still listed after the controller's AIBOMs were deleted (a finalizer?): %w", left.Items[0].Namespace, left.Items[0].Name, err)
 	}
 	return err
