@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,13 +32,19 @@ import (
 // JSON list-watch.
 
 // nativeListWatch lists and watches one of Kubernetes' own kinds in protobuf
-// and hands the informer unstructured objects, as a JSON list-watch would:
-// the same fields, the kind's apiVersion and kind set, managed fields
-// dropped (every transform drops them).
+// and hands the informer unstructured objects, as a JSON list-watch would,
+// with the kind's apiVersion and kind set, and without the fields the kind's
+// cache transform drops anyway (managed fields for every kind; see prune):
+// what the transform returns is the same.
 type nativeListWatch struct {
 	client   rest.Interface
 	resource string
 	gvk      schema.GroupVersionKind
+	// prune drops, from the decoded object and before its conversion, the
+	// fields no cache transform of the kind keeps (prunePod, pruneStatus):
+	// converting them by reflection only for the transform to drop them
+	// was most of a pod's cost. Nil keeps the object whole.
+	prune func(runtime.Object)
 }
 
 var (
@@ -73,7 +81,83 @@ func NativeListWatch(cfg *rest.Config, httpClient *http.Client, e graph.Entry) (
 	if err != nil {
 		return nil, false, fmt.Errorf("protobuf client for %s: %w", e.Kind.String(), err)
 	}
-	return &nativeListWatch{client: rc, resource: e.Resource, gvk: gvk}, true, nil
+	return &nativeListWatch{client: rc, resource: e.Resource, gvk: gvk, prune: pruneFor(e)}, true, nil
+}
+
+// pruneFor is the prune of a kind's objects: what TransformFor (and
+// TransformPodFor) would drop anyway. Pods keep what TransformPodFor keeps of
+// a pod read whole, whichever pod it is (whether its controller's kind is
+// declared is decided by the transform, later); the other kinds read whole
+// lose their status, which TransformTracked drops.
+func pruneFor(e graph.Entry) func(runtime.Object) {
+	if e.GroupKind() == graph.PodGroupKind {
+		return prunePod
+	}
+	return pruneStatus
+}
+
+// prunePod empties the fields of a pod no pod transform keeps: labels,
+// managed fields, the spec but for the containers' podContainerKeys (env
+// entries cut to their name and literal value) and the volumes, and the
+// status but for each container status' containerStatusKeys. The metadata is
+// otherwise kept whole: the transform keeps what it reads of it.
+func prunePod(obj runtime.Object) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p == nil {
+		return
+	}
+	p.Labels = nil
+	p.ManagedFields = nil
+	p.Spec = corev1.PodSpec{
+		InitContainers: pruneContainers(p.Spec.InitContainers),
+		Containers:     pruneContainers(p.Spec.Containers),
+		Volumes:        p.Spec.Volumes,
+	}
+	p.Status = corev1.PodStatus{
+		InitContainerStatuses: pruneContainerStatuses(p.Status.InitContainerStatuses),
+		ContainerStatuses:     pruneContainerStatuses(p.Status.ContainerStatuses),
+	}
+}
+
+func pruneContainers(in []corev1.Container) []corev1.Container {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(in))
+	for i, c := range in {
+		var env []corev1.EnvVar
+		if c.Env != nil {
+			env = make([]corev1.EnvVar, len(c.Env))
+			for j, v := range c.Env {
+				env[j] = corev1.EnvVar{Name: v.Name, Value: v.Value}
+			}
+		}
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, Env: env, Resources: c.Resources, VolumeMounts: c.VolumeMounts}
+	}
+	return out
+}
+
+func pruneContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(in))
+	for i, s := range in {
+		out[i] = corev1.ContainerStatus{Name: s.Name, Image: s.Image, ImageID: s.ImageID}
+	}
+	return out
+}
+
+// pruneStatus empties the status of a typed object that has one (a struct
+// field named Status, as every kind of Kubernetes' own has).
+func pruneStatus(obj runtime.Object) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	if f := v.Elem().FieldByName("Status"); f.IsValid() && f.Kind() == reflect.Struct && f.CanSet() {
+		f.SetZero()
+	}
 }
 
 // List implements toolscache.Lister.
@@ -142,6 +226,9 @@ func (l *nativeListWatch) WatchWithContext(ctx context.Context, opts metav1.List
 func (l *nativeListWatch) unstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
+	}
+	if l.prune != nil {
+		l.prune(obj)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {

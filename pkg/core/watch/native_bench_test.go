@@ -93,7 +93,7 @@ func BenchmarkNativeWatchDecode(b *testing.B) {
 	b.Run("protobuf", func(b *testing.B) {
 		stream, info := watchStream(b, runtime.ContentTypeProtobuf, n)
 		objects := clientgoscheme.Codecs.WithoutConversion().DecoderToVersion(info.Serializer, corev1.SchemeGroupVersion)
-		l := &nativeListWatch{gvk: corev1.SchemeGroupVersion.WithKind("Pod")}
+		l := &nativeListWatch{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), prune: prunePod}
 		b.ReportAllocs()
 		for b.Loop() {
 			frames := info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(stream)))
