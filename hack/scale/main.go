@@ -53,6 +53,7 @@ func run() error {
 	flag.DurationVar(&opts.ResyncInterval, "resync-interval", 0, "Passed to the controller (0: its default); the quiet period shows the cost of its passes.")
 	flag.DurationVar(&opts.Quiet, "quiet", 30*time.Second, "How long to watch the steady state after the annotation pass.")
 	flag.DurationVar(&opts.Timeout, "timeout", 15*time.Minute, "Bound of each wait.")
+	flag.IntVar(&opts.Rounds, "rounds", 1, "How many cold starts, each followed by the replay of its writes, to time: after the first, each round deletes every AIBOM and restarts the controller. Each round's convergence / replay ratio is reported, and their median.")
 	flag.BoolVar(&opts.Replay, "replay", true, "Re-issue the controller's cold-start writes after it stopped, to time the API server's own share.")
 	flag.StringVar(&opts.Controller, "controller", "", "Controller binary (default: bin/aibom-controller of the repository).")
 	flag.StringVar(&opts.WorkDir, "workdir", "", "Where the kubeconfig and the controller log go (default: _out/scale).")

@@ -107,6 +107,22 @@ func (t *tracker) begin(at time.Time) {
 	t.start = at
 }
 
+// rearm starts a new convergence (Options.Rounds): the first AIBOM and the
+// exact set are timed again from the next begin.
+func (t *tracker) rearm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.start, t.firstAt, t.doneAt = time.Time{}, 0, 0
+	t.done, t.closed = make(chan struct{}), false
+}
+
+// convergedAt is when the set first became the expected one, from begin.
+func (t *tracker) convergedAt() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.doneAt
+}
+
 func (t *tracker) observe(a *v1alpha1.AIBOM) {
 	k := key{a.Namespace, a.Name}
 	t.mu.Lock()

@@ -21,7 +21,12 @@ type Report struct {
 	// the steady state.
 	CorrectAtEnd bool    `json:"correctAtEnd"`
 	Replay       *Replay `json:"replay,omitempty"`
-	Toggle       *Toggle `json:"toggle,omitempty"`
+	// Rounds are the cold starts and their replays (Options.Rounds), the
+	// first being ColdStart and Replay; RatioMedian is the median of their
+	// ratios.
+	Rounds      []Round `json:"rounds,omitempty"`
+	RatioMedian float64 `json:"ratioMedian,omitempty"`
+	Toggle      *Toggle `json:"toggle,omitempty"`
 }
 
 // APIServerLatency is the API server's own view of the AIBOM writes in a
@@ -252,6 +257,13 @@ func (r Report) WriteMarkdown(w io.Writer) {
 	if r.Replay != nil {
 		p("| API server's own time for the controller's %d cold-start writes (replayed, %d writers, its %d AIBOMs deleted first) | %.2f s (%.0f writes/s); convergence / replay = %.2f× |",
 			r.Replay.Writes, r.Replay.Writers, r.Replay.OriginalsDeleted, r.Replay.Seconds, r.Replay.WritesPerSecond, r.ColdStart.ConvergedSeconds/r.Replay.Seconds)
+	}
+	if len(r.Rounds) > 1 {
+		parts := make([]string, len(r.Rounds))
+		for i, rd := range r.Rounds {
+			parts[i] = fmt.Sprintf("%.2f s / %.2f s = %.2f×", rd.ConvergedSeconds, rd.ReplaySeconds, rd.Ratio)
+		}
+		p("| convergence / replay in each of %d rounds (the controller restarted, every AIBOM deleted first) | %s; median %.2f× |", len(r.Rounds), strings.Join(parts, ", "), r.RatioMedian)
 	}
 	if r.Replay != nil {
 		p("| API server latency of the AIBOM writes: controller's cold start / replay | %s / %s |", r.ColdStart.APIServer, r.Replay.APIServer)

@@ -61,6 +61,7 @@ func TestScaleSmall(t *testing.T) {
 		DiscoveryInterval: time.Hour,
 		Quiet:             5 * time.Second,
 		Replay:            true,
+		Rounds:            2,
 		Timeout:           3 * time.Minute,
 		WorkDir:           t.TempDir(),
 		Log:               &testLog{t: t},
@@ -120,4 +121,16 @@ func TestScaleSmall(t *testing.T) {
 	require.NotNil(t, rep.Replay)
 	require.Equal(t, 2*roots, rep.Replay.Writes)
 	require.Equal(t, roots, rep.Replay.OriginalsDeleted, "the replay starts with the controller's AIBOMs deleted")
+
+	// A second round: every AIBOM deleted, the controller restarted until
+	// the set is exact again (Run fails otherwise), and replayed.
+	require.Len(t, rep.Rounds, 2)
+	require.Equal(t, rep.ColdStart.ConvergedSeconds, rep.Rounds[0].ConvergedSeconds)
+	require.Equal(t, rep.Replay.Seconds, rep.Rounds[0].ReplaySeconds)
+	for i, r := range rep.Rounds {
+		require.Positive(t, r.ConvergedSeconds, "round %d", i+1)
+		require.Positive(t, r.ReplaySeconds, "round %d", i+1)
+		require.Positive(t, r.Ratio, "round %d", i+1)
+	}
+	require.Equal(t, median([]float64{rep.Rounds[0].Ratio, rep.Rounds[1].Ratio}), rep.RatioMedian)
 }
