@@ -42,7 +42,14 @@ type CPUUse struct {
 
 // cpuProcesses are the processes a scale run accounts: the control plane,
 // the controller and the harness (go run names it after its package).
-var cpuProcesses = []string{"kube-apiserver", "etcd", "aibom-controller", "scale"}
+var cpuProcesses = []string{apiServerName, "etcd", controllerName, "scale"}
+
+// The process names of the API server and the controller, as /proc names
+// them.
+const (
+	apiServerName  = "kube-apiserver"
+	controllerName = "aibom-controller"
+)
 
 // TakeCPUSnapshot reads /proc/stat and the stat file of every process
 // whose name is one of names.

@@ -262,8 +262,11 @@ func (r Report) WriteMarkdown(w io.Writer) {
 		parts := make([]string, len(r.Rounds))
 		for i, rd := range r.Rounds {
 			parts[i] = fmt.Sprintf("%.2f s / %.2f s = %.2f×", rd.ConvergedSeconds, rd.ReplaySeconds, rd.Ratio)
+			if rd.ColdCPU != nil && rd.ReplayCPU != nil {
+				parts[i] += fmt.Sprintf(" (API server %.2f / %.2f s, controller %.2f s)", rd.ColdCPU.ByProcess[apiServerName], rd.ReplayCPU.ByProcess[apiServerName], rd.ColdCPU.ByProcess[controllerName])
+			}
 		}
-		p("| convergence / replay in each of %d rounds (the controller restarted, every AIBOM deleted first) | %s; median %.2f× |", len(r.Rounds), strings.Join(parts, ", "), r.RatioMedian)
+		p("| convergence / replay in each of %d rounds (the controller restarted, every AIBOM deleted first; CPU in the cold start / the replay) | %s; median %.2f× |", len(r.Rounds), strings.Join(parts, ", "), r.RatioMedian)
 	}
 	if r.Replay != nil {
 		p("| API server latency of the AIBOM writes: controller's cold start / replay | %s / %s |", r.ColdStart.APIServer, r.Replay.APIServer)

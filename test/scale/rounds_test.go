@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,31 @@ func TestRoundsNeedTheReplay(t *testing.T) {
 	o = Options{Controller: "aibom-controller"}
 	require.NoError(t, o.defaults())
 	require.Equal(t, 1, o.Rounds)
+}
+
+// TestRoundsInTheMarkdown: with more than one round, the report has a row
+// with each round's times, ratio and CPU, and the median.
+func TestRoundsInTheMarkdown(t *testing.T) {
+	cpu := func(api, ctl float64) *CPUUse {
+		return &CPUUse{ByProcess: map[string]float64{apiServerName: api, controllerName: ctl}}
+	}
+	r := Report{
+		ColdStart: ColdStart{ConvergedSeconds: 6},
+		Replay:    &Replay{Seconds: 5, Writes: 2000, Writers: 8},
+		Rounds: []Round{
+			{ConvergedSeconds: 6, ReplaySeconds: 5, ColdCPU: cpu(7, 1.8), ReplayCPU: cpu(6, 0)},
+			{ConvergedSeconds: 5.5, ReplaySeconds: 5},
+		},
+	}
+	r.summariseRounds()
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	require.Contains(t, md.String(), "| convergence / replay in each of 2 rounds")
+	require.Contains(t, md.String(), "6.00 s / 5.00 s = 1.20× (API server 7.00 / 6.00 s, controller 1.80 s), 5.50 s / 5.00 s = 1.10×; median 1.15× |")
+
+	// One round: no such row.
+	r.Rounds = r.Rounds[:1]
+	md.Reset()
+	r.WriteMarkdown(&md)
+	require.NotContains(t, md.String(), "convergence / replay in each of")
 }
