@@ -56,10 +56,7 @@ func coldRound(ctx context.Context, opts Options, c client.Client, kubeconfig []
 	if err := c.List(ctx, &list); err != nil {
 		return Round{}, err
 	}
-	if err := deleteOriginals(ctx, c, list.Items); err != nil {
-		return Round{}, err
-	}
-	if err := waitTrackerEmpty(ctx, track); err != nil {
+	if err := deleteAIBOMs(ctx, c, track, list.Items); err != nil {
 		return Round{}, err
 	}
 	track.rearm()
@@ -83,11 +80,8 @@ func coldRound(ctx context.Context, opts Options, c client.Client, kubeconfig []
 		return Round{}, fmt.Errorf("settling after the cold start: %w", err)
 	}
 	ctl.stop()
-	plan, err := prepareReplay(ctx, c)
+	plan, err := prepareReplay(ctx, c, track)
 	if err != nil {
-		return Round{}, err
-	}
-	if err := waitTrackerEmpty(ctx, track); err != nil {
 		return Round{}, err
 	}
 	rp, err := replay(ctx, c, plan, opts.Writers)

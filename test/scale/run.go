@@ -433,14 +433,9 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 
 	if opts.Replay {
-		plan, err := prepareReplay(ctx, c)
+		plan, err := prepareReplay(ctx, c, track)
 		if err != nil {
 			return rep, err
-		}
-		// The deletes' events reach the harness's own watch too: the replay
-		// starts once it has taken them all in.
-		if err := waitTrackerEmpty(ctx, track); err != nil {
-			return rep, fmt.Errorf("replay: %w", err)
 		}
 		logf("replaying the controller's writes with %d writers (its %d AIBOMs deleted)", opts.Writers, plan.deleted)
 		before, err := api(ctx)
@@ -993,8 +988,8 @@ type replayPlan struct {
 }
 
 // prepareReplay lists the controller's AIBOMs, prepares their copies'
-// writes and deletes the originals (deleteOriginals).
-func prepareReplay(ctx context.Context, c client.Client) (replayPlan, error) {
+// writes and deletes the originals (deleteAIBOMs).
+func prepareReplay(ctx context.Context, c client.Client, track *tracker) (replayPlan, error) {
 	var list v1alpha1.AIBOMList
 	if err := c.List(ctx, &list); err != nil {
 		return replayPlan{}, err
@@ -1003,10 +998,20 @@ func prepareReplay(ctx context.Context, c client.Client) (replayPlan, error) {
 	if err != nil {
 		return replayPlan{}, err
 	}
-	if err := deleteOriginals(ctx, c, list.Items); err != nil {
-		return replayPlan{}, err
+	if err := deleteAIBOMs(ctx, c, track, list.Items); err != nil {
+		return replayPlan{}, fmt.Errorf("replay: %w", err)
 	}
 	return replayPlan{writes: writes, deleted: len(list.Items)}, nil
+}
+
+// deleteAIBOMs deletes aiboms (deleteOriginals) and waits until the
+// harness's own AIBOM watch has taken the deletes in too, so that the next
+// phase starts from none.
+func deleteAIBOMs(ctx context.Context, c client.Client, track *tracker, aiboms []v1alpha1.AIBOM) error {
+	if err := deleteOriginals(ctx, c, aiboms); err != nil {
+		return err
+	}
+	return waitTrackerEmpty(ctx, track)
 }
 
 // deleteOriginalsTimeout bounds the wait for the deleted AIBOMs to go.

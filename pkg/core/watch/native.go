@@ -96,18 +96,18 @@ func pruneFor(e graph.Entry) func(runtime.Object) {
 	return pruneStatus
 }
 
-// prunePod empties the fields of a pod no pod transform keeps: labels,
-// managed fields, the spec but for the containers' podContainerKeys (env
-// entries cut to their name and literal value) and the volumes, and the
-// status but for each container status' containerStatusKeys. The metadata is
-// otherwise kept whole: the transform keeps what it reads of it.
+// prunePod empties the fields of a pod no pod transform keeps: labels, the
+// spec but for the containers' podContainerKeys (env entries cut to their
+// name and literal value) and the volumes, and the status but for each
+// container status' containerStatusKeys. Managed fields are dropped for
+// every kind, by unstructured; the rest of the metadata is kept whole: the
+// transform keeps what it reads of it.
 func prunePod(obj runtime.Object) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok || p == nil {
 		return
 	}
 	p.Labels = nil
-	p.ManagedFields = nil
 	p.Spec = corev1.PodSpec{
 		InitContainers: pruneContainers(p.Spec.InitContainers),
 		Containers:     pruneContainers(p.Spec.Containers),

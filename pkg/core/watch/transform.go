@@ -122,6 +122,9 @@ func TransformPodFor(reg *graph.Registry) toolscache.TransformFunc {
 }
 
 // podContainerKeys is what the generic scraper reads of a pod's container.
+// prunePod (native.go) keeps the same fields of a pod read in protobuf, and
+// containerStatusKeys' of its container statuses: a key added here is added
+// there too (TestNativePruneKeepsWhatTheTransformsKeep fails otherwise).
 var podContainerKeys = []string{"name", "image", "command", "args", "env", "resources", "volumeMounts"}
 
 // podSpecSubset keeps the containers, init containers and volumes of a pod
