@@ -131,8 +131,17 @@ const maxLevels = 4096
 // OnAdd handles the creation of an object of a registered kind. A creation
 // invalidates no cached level: levels that a new owner could change (owner
 // not found) are never cached.
+//
+// Its descendants are re-evaluated too (they may have been resolved before
+// it existed), except while the controller's workers wait for the watches'
+// first sync (StandbyQueue.beforeWorkers): nothing is resolved before then,
+// and every descendant, cached like the object, gets its own add or replay
+// and is mapped upward once every kind reads. At a cold start that is every
+// object's descendants request (3 of the 7 requests per Deployment with a
+// ReplicaSet and a Pod).
 func (m EventMapper) OnAdd(_ context.Context, e graph.Entry, obj client.Object, q adder) {
-	m.enqueue(e, obj, true, q)
+	sq, ok := q.(*StandbyQueue)
+	m.enqueue(e, obj, !ok || !sq.beforeWorkers(), q)
 }
 
 // OnUpdate handles an update of an object of a registered kind.

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -116,6 +117,30 @@ type StandbyQueue struct {
 	queue // the attached queue; nil until attach
 	mu    sync.RWMutex
 	q     queue
+	// startup is where the controller's start is (startupPhase): while the
+	// workers wait for the watches' first sync, no request is resolved yet.
+	startup atomic.Uint32
+}
+
+// startupPhase: where a StandbyQueue's controller is in its start.
+const (
+	// startupUnknown: no Source started it (a queue attached otherwise).
+	startupUnknown uint32 = iota
+	// startupWaiting: the source attached the queue and the workers wait
+	// for the watches' first sync (Warmup.WaitForStartup).
+	startupWaiting
+	// startupDone: the workers run, or are about to.
+	startupDone
+)
+
+// beforeWorkers reports whether the controller's workers have not started
+// yet and will only start once every kind's cache synced or failed
+// (startupSource.WaitForSync). Until then no request is resolved: an object
+// added or replayed meanwhile needs no request for its descendants, which
+// are in the caches too and map themselves upward once the workers run,
+// with every owner readable (see EventMapper.OnAdd).
+func (w *StandbyQueue) beforeWorkers() bool {
+	return w.startup.Load() == startupWaiting
 }
 
 // attach sets the controller's queue; false if one was already attached.
@@ -180,20 +205,28 @@ func (w *StandbyQueue) Source(warm Warmup) source.TypedSource[Request] {
 		if !w.attach(q) {
 			return nil
 		}
+		// Unless WaitForSync already returned (the workers may run).
+		w.startup.CompareAndSwap(startupUnknown, startupWaiting)
 		go warm.ReplayAll(ctx)
 		return nil
-	}), warm: warm}
+	}), warm: warm, queue: w}
 }
 
 // startupSource holds the controller's workers back until the watches'
 // first sync is over.
 type startupSource struct {
 	source.TypedSource[Request]
-	warm Warmup
+	warm  Warmup
+	queue *StandbyQueue
 }
 
-// WaitForSync implements source.TypedSyncingSource.
+// WaitForSync implements source.TypedSyncingSource. The controller starts
+// its workers once it returns.
 func (x startupSource) WaitForSync(ctx context.Context) error {
 	x.warm.WaitForStartup(ctx)
+	// Before the workers start: a kind that syncs from now on is replayed
+	// with its descendants' requests (its children may have been resolved
+	// while it could not be read).
+	x.queue.startup.Store(startupDone)
 	return nil
 }

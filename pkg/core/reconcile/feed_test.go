@@ -45,3 +45,76 @@ func TestColdStartReconcilesARootOnce(t *testing.T) {
 	root := Request{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "d"}
 	require.Equal(t, map[Request]int{root: 1}, reconciles)
 }
+
+// Before the workers start (the controller's source attached the queue and
+// waits for the watches' first sync), an added object asks for no
+// re-evaluation of its descendants: they are cached too and map themselves
+// upward. The chain still ends in the root's one reconcile, with 4 requests
+// instead of 7. Once WaitForSync returned, an addition asks for them again.
+func TestNoDescendantsRequestsBeforeTheWorkers(t *testing.T) {
+	reg := coretest.TestRegistry(t)
+	w := &coretest.World{}
+	d := w.Add(coretest.DeployGVK, "d", nil)
+	rs := w.Add(coretest.RsGVK, "d-1", d)
+	pod := w.Add(coretest.PodGVK, "d-1-x", rs)
+	m := EventMapper{Registry: reg, Store: graph.NewMemoryStore([]client.Object{d, rs, pod}), Roots: NewRootCache()}
+	pq := priorityqueue.New[Request]("test", func(o *priorityqueue.Opts[Request]) { o.Log = logr.Discard() })
+	t.Cleanup(pq.ShutDown)
+	sq := &StandbyQueue{}
+	src := sq.Source(noWarmup{}).(startupSource)
+	ctx := context.Background()
+	require.NoError(t, src.Start(ctx, pq))
+	require.True(t, sq.beforeWorkers())
+
+	add := func(o client.Object) {
+		m.OnAdd(ctx, coretest.EntryOf(t, reg, o.GetObjectKind().GroupVersionKind()), o, sq)
+	}
+	for _, o := range []client.Object{d, rs, pod} {
+		add(o)
+	}
+	var ops []MapOp
+	reconciles := map[Request]int{}
+	for pq.Len() > 0 {
+		req, _ := pq.Get()
+		ops = append(ops, req.Op)
+		if !m.Process(ctx, req, sq) {
+			reconciles[req]++
+		}
+		pq.Forget(req)
+		pq.Done(req)
+	}
+	require.NotContains(t, ops, OpDescendants)
+	require.Len(t, ops, 4)
+	root := Request{GroupKind: coretest.DeployGVK.GroupKind(), Namespace: coretest.Ns, Name: "d"}
+	require.Equal(t, map[Request]int{root: 1}, reconciles)
+
+	require.NoError(t, src.WaitForSync(ctx))
+	require.False(t, sq.beforeWorkers())
+	add(rs)
+	var after []MapOp
+	for pq.Len() > 0 {
+		req, _ := pq.Get()
+		after = append(after, req.Op)
+		pq.Forget(req)
+		pq.Done(req)
+	}
+	require.Contains(t, after, OpDescendants)
+}
+
+// A source whose WaitForSync returned before its Start (the order is the
+// controller's) never holds the descendants back.
+func TestWaitForSyncBeforeStartHoldsNothing(t *testing.T) {
+	pq := priorityqueue.New[Request]("test", func(o *priorityqueue.Opts[Request]) { o.Log = logr.Discard() })
+	t.Cleanup(pq.ShutDown)
+	sq := &StandbyQueue{}
+	src := sq.Source(noWarmup{}).(startupSource)
+	require.NoError(t, src.WaitForSync(context.Background()))
+	require.NoError(t, src.Start(context.Background(), pq))
+	require.True(t, sq.Attached())
+	require.False(t, sq.beforeWorkers())
+}
+
+type noWarmup struct{}
+
+func (noWarmup) WaitForStartup(context.Context) {}
+func (noWarmup) ReplayAll(context.Context)      {}
