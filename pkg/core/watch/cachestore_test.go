@@ -2,6 +2,8 @@ package watch
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -207,4 +209,35 @@ func TestCacheStoreMetadataReadsOfCompactObjects(t *testing.T) {
 	all, err := store.controlledByMetadata(metav1.NamespaceAll, "g1")
 	require.NoError(t, err)
 	require.Len(t, all, 3)
+}
+
+// A kind's record of controller kinds only grows, whoever adds to it at the
+// same time: every kind added is there at the end, a kind never added is not.
+func TestOwnerKindSetGrowsUnderConcurrentAdds(t *testing.T) {
+	s := &Supervisor{}
+	set := s.ownerKindsOf(schema.GroupKind{Kind: "Pod"})
+	require.Same(t, set, s.ownerKindsOf(schema.GroupKind{Kind: "Pod"}), "one record per kind")
+	require.False(t, set.has(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}), "an empty record")
+	kinds := make([]schema.GroupKind, 32)
+	for i := range kinds {
+		kinds[i] = schema.GroupKind{Group: "example.com", Kind: fmt.Sprintf("K%d", i)}
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, gk := range kinds {
+				set.add(gk)
+				if !set.has(gk) {
+					t.Errorf("%v not there right after its addition", gk)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, gk := range kinds {
+		require.True(t, set.has(gk), "%v", gk)
+	}
+	require.False(t, set.has(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}))
 }

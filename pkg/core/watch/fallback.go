@@ -104,7 +104,7 @@ func (s *Supervisor) allowed(ctx context.Context, e graph.Entry, verb string) (b
 // startFallback serves a kind by live reads.
 func (s *Supervisor) startFallback(ctx context.Context, e graph.Entry) {
 	kctx, cancel := context.WithCancel(ctx)
-	kw := &kindWatch{entry: e, cancel: cancel, fallback: true}
+	kw := &kindWatch{entry: e, cancel: cancel, fallback: true, owners: s.ownerKindsOf(e.GroupKind())}
 	s.mu.Lock()
 	s.kinds[e.GroupKind()] = kw
 	s.mu.Unlock()

@@ -125,6 +125,10 @@ type kindWatch struct {
 	syncing atomic.Bool
 	// fromCRD: the kind is served by a CustomResourceDefinition.
 	fromCRD atomic.Bool
+	// owners is the kind's record of controller kinds (ownerKindsOf, the
+	// same set for the process's life), held here so that MayBeControlledBy
+	// finds it with the kind.
+	owners *ownerKindSet
 	// informer and lw are the kind's informer and its guarded list-watch
 	// (nil on the fallback).
 	informer toolscache.SharedIndexInformer
@@ -501,7 +505,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 }
 
 func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
-	kw := &kindWatch{entry: e}
+	kw := &kindWatch{entry: e, owners: s.ownerKindsOf(e.GroupKind())}
 	hooks := watchHooks{
 		progress: func() {
 			if kw.inOutage.Load() && kw.synced.Load() {
@@ -960,11 +964,17 @@ func (s *Supervisor) MayBeControlledBy(child graph.Entry, owner schema.GroupKind
 	// A kind read live has the record of every object a live read returned
 	// (the first cluster-wide list, walks through it, closures' lists): a
 	// closure lists it only below a kind that has controlled its objects.
-	set, ok := s.ownerKinds.Load(child.GroupKind())
-	if !ok {
-		// Cached kinds have a record from their start; a kind read live
-		// has one from its first object.
-		return !kw.fallback
+	set := kw.owners
+	if set == nil {
+		v, ok := s.ownerKinds.Load(child.GroupKind())
+		if !ok {
+			// Cached kinds have a record from their start; a kind read
+			// live has one from its first object.
+			return !kw.fallback
+		}
+		set = v.(*ownerKindSet)
 	}
-	return set.(*ownerKindSet).has(owner)
+	// An empty record: no object read so far had a controller (a kind read
+	// live before its first object, which its first list records).
+	return set.has(owner)
 }

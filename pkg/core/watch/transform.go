@@ -1,7 +1,9 @@
 package watch
 
 import (
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -246,32 +248,46 @@ func (s *Supervisor) transform(e graph.Entry) toolscache.TransformFunc {
 }
 
 // ownerKindSet is the set of a kind's controller kinds seen so far. It only
-// grows: a superset is always a safe answer for the closure.
+// grows: a superset is always a safe answer for the closure. Closures ask it
+// for every kind below every node they visit, and it grows by a few kinds
+// in a process's life: a read is one atomic load of a map that is never
+// changed once stored; an addition stores a copy.
 type ownerKindSet struct {
-	mu    sync.RWMutex
-	kinds map[schema.GroupKind]struct{}
+	mu    sync.Mutex // serialises additions
+	kinds atomic.Pointer[map[schema.GroupKind]struct{}]
 }
 
 func (s *Supervisor) ownerKindsOf(gk schema.GroupKind) *ownerKindSet {
-	set, _ := s.ownerKinds.LoadOrStore(gk, &ownerKindSet{kinds: map[schema.GroupKind]struct{}{}})
+	if set, ok := s.ownerKinds.Load(gk); ok {
+		return set.(*ownerKindSet)
+	}
+	set, _ := s.ownerKinds.LoadOrStore(gk, &ownerKindSet{})
 	return set.(*ownerKindSet)
 }
 
 func (o *ownerKindSet) add(gk schema.GroupKind) {
-	o.mu.RLock()
-	_, ok := o.kinds[gk]
-	o.mu.RUnlock()
-	if ok {
+	if o.has(gk) {
 		return
 	}
 	o.mu.Lock()
-	o.kinds[gk] = struct{}{}
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	old := o.kinds.Load()
+	next := make(map[schema.GroupKind]struct{}, 1)
+	if old != nil {
+		if _, ok := (*old)[gk]; ok {
+			return
+		}
+		next = maps.Clone(*old)
+	}
+	next[gk] = struct{}{}
+	o.kinds.Store(&next)
 }
 
 func (o *ownerKindSet) has(gk schema.GroupKind) bool {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
-	_, ok := o.kinds[gk]
+	m := o.kinds.Load()
+	if m == nil {
+		return false
+	}
+	_, ok := (*m)[gk]
 	return ok
 }
