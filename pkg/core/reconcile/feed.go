@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -201,29 +202,51 @@ type priorityAdder interface {
 // and the watches replay everything they already hold into it. Its workers
 // start once the watches' first sync is over (Warmup.WaitForStartup).
 func (w *StandbyQueue) Source(warm Warmup) source.TypedSource[Request] {
+	replayed := make(chan struct{})
 	return startupSource{TypedSource: source.TypedFunc[Request](func(ctx context.Context, q queue) error {
 		if !w.attach(q) {
+			close(replayed)
 			return nil
 		}
 		// Unless WaitForSync already returned (the workers may run).
 		w.startup.CompareAndSwap(startupUnknown, startupWaiting)
-		go warm.ReplayAll(ctx)
+		go func() {
+			defer close(replayed)
+			warm.ReplayAll(ctx)
+		}()
 		return nil
-	}), warm: warm, queue: w}
+	}), warm: warm, queue: w, replayed: replayed}
 }
 
 // startupSource holds the controller's workers back until the watches'
-// first sync is over.
+// first sync is over and what they held was replayed into the queue.
 type startupSource struct {
 	source.TypedSource[Request]
 	warm  Warmup
 	queue *StandbyQueue
+	// replayed is closed once Warmup.ReplayAll returned.
+	replayed chan struct{}
 }
+
+// replayWaitBound bounds how long the workers wait for ReplayAll after the
+// watches' first sync: it waits for the namespaces' cache, which a
+// controller that may not list namespaces never has.
+const replayWaitBound = 10 * time.Second
 
 // WaitForSync implements source.TypedSyncingSource. The controller starts
 // its workers once it returns.
 func (x startupSource) WaitForSync(ctx context.Context) error {
 	x.warm.WaitForStartup(ctx)
+	// The replay of the kinds synced when the queue was attached (a leader
+	// that followed before holds every kind): its objects need no
+	// descendants requests either while it runs before the workers.
+	bound := time.NewTimer(replayWaitBound)
+	defer bound.Stop()
+	select {
+	case <-x.replayed:
+	case <-bound.C:
+	case <-ctx.Done():
+	}
 	// Before the workers start: a kind that syncs from now on is replayed
 	// with its descendants' requests (its children may have been resolved
 	// while it could not be read).

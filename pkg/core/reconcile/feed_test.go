@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
@@ -101,18 +102,37 @@ func TestNoDescendantsRequestsBeforeTheWorkers(t *testing.T) {
 	require.Contains(t, after, OpDescendants)
 }
 
-// A source whose WaitForSync returned before its Start (the order is the
-// controller's) never holds the descendants back.
-func TestWaitForSyncBeforeStartHoldsNothing(t *testing.T) {
+// The workers wait for the replay of what the watches held when the queue
+// was attached (a leader that followed before holds every kind): the
+// descendants requests are held back until it returned.
+func TestWorkersWaitForTheStartupReplay(t *testing.T) {
 	pq := priorityqueue.New[Request]("test", func(o *priorityqueue.Opts[Request]) { o.Log = logr.Discard() })
 	t.Cleanup(pq.ShutDown)
 	sq := &StandbyQueue{}
-	src := sq.Source(noWarmup{}).(startupSource)
-	require.NoError(t, src.WaitForSync(context.Background()))
-	require.NoError(t, src.Start(context.Background(), pq))
-	require.True(t, sq.Attached())
+	warm := slowReplay{release: make(chan struct{})}
+	src := sq.Source(warm).(startupSource)
+	ctx := context.Background()
+	require.NoError(t, src.Start(ctx, pq))
+	synced := make(chan struct{})
+	go func() {
+		_ = src.WaitForSync(ctx)
+		close(synced)
+	}()
+	select {
+	case <-synced:
+		t.Fatal("WaitForSync returned while the replay ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	require.True(t, sq.beforeWorkers())
+	close(warm.release)
+	<-synced
 	require.False(t, sq.beforeWorkers())
 }
+
+type slowReplay struct{ release chan struct{} }
+
+func (slowReplay) WaitForStartup(context.Context) {}
+func (s slowReplay) ReplayAll(context.Context)    { <-s.release }
 
 type noWarmup struct{}
 

@@ -16,8 +16,10 @@ import (
 // per replay. A tracked object whose controller is another replayed object
 // of its kind (by name and UID), on a chain that reaches a replayed top,
 // needs only its own reconcile: the top's OpRootOf finds the root for the
-// whole chain, and the top's OpDescendants reaches every tracked object
-// below it (the closure resets its depth at each tracked object). Without
+// whole chain, and the top's OpDescendants, when OnAdd asks for one (not
+// before the workers start, when every object below is replayed too),
+// reaches every tracked object below it (the closure resets its depth at
+// each tracked object). Without
 // this, every level of a chain of N re-walked the levels above and listed
 // the levels below it: ~3.5 N^2 store reads (TestChainReplayIsLinear).
 // Members of an ownerReference cycle and everything else are mapped as

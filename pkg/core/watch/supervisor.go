@@ -125,6 +125,10 @@ type kindWatch struct {
 	syncing atomic.Bool
 	// fromCRD: the kind is served by a CustomResourceDefinition.
 	fromCRD atomic.Bool
+	// syncReplayPending: the kind's first sync or the replay that follows
+	// it (replayCache) has not returned yet; startup is not settled before
+	// it has (a replay that runs once the workers run asks for more).
+	syncReplayPending atomic.Bool
 	// owners is the kind's record of controller kinds (ownerKindsOf, the
 	// same set for the process's life), held here so that MayBeControlledBy
 	// finds it with the kind.
@@ -238,7 +242,8 @@ func (s *Supervisor) WaitForStartup(ctx context.Context) {
 }
 
 // startupSettled: the first discovery is done and every started kind's
-// cache synced or reported an error.
+// cache synced, and the replay that follows its sync returned, or it
+// reported an error.
 func (s *Supervisor) startupSettled() bool {
 	if !s.passed.Load() {
 		return false
@@ -246,7 +251,7 @@ func (s *Supervisor) startupSettled() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, kw := range s.kinds {
-		if kw.synced.Load() {
+		if kw.synced.Load() && !kw.syncReplayPending.Load() {
 			continue
 		}
 		kw.mu.Lock()
@@ -506,6 +511,7 @@ func (s *Supervisor) discover(ctx context.Context) {
 
 func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 	kw := &kindWatch{entry: e, owners: s.ownerKindsOf(e.GroupKind())}
+	kw.syncReplayPending.Store(true)
 	hooks := watchHooks{
 		progress: func() {
 			if kw.inOutage.Load() && kw.synced.Load() {
@@ -605,6 +611,7 @@ func (s *Supervisor) start(ctx context.Context, e graph.Entry) error {
 		// Events delivered before the sync found the kind unreadable:
 		// replay every object now that it can be read.
 		s.replayCache(kctx, kw)
+		kw.syncReplayPending.Store(false)
 	}()
 	s.crdBacked(kctx, kw)
 	s.Log.Info("watching kind", "kind", e.Kind.String(), "version", e.Version, "role", e.Role)

@@ -271,13 +271,14 @@ func (o *ownerKindSet) add(gk schema.GroupKind) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	old := o.kinds.Load()
-	next := make(map[schema.GroupKind]struct{}, 1)
-	if old != nil {
+	var next map[schema.GroupKind]struct{}
+	if old := o.kinds.Load(); old != nil {
 		if _, ok := (*old)[gk]; ok {
 			return
 		}
 		next = maps.Clone(*old)
+	} else {
+		next = make(map[schema.GroupKind]struct{}, 1)
 	}
 	next[gk] = struct{}{}
 	o.kinds.Store(&next)
