@@ -384,7 +384,7 @@ func startMemoryCache(tb testing.TB, sup *Supervisor, e graph.Entry, list runtim
 	if !c.WaitForCacheSync(ctx) {
 		tb.Fatalf("cache of %s did not sync", e.Kind)
 	}
-	kw := &kindWatch{entry: e, informer: inf, cancel: func() {}}
+	kw := &kindWatch{entry: e, informer: inf, cancel: func() {}, owners: sup.ownerKindsOf(e.GroupKind())}
 	kw.synced.Store(true)
 	sup.mu.Lock()
 	sup.kinds[e.GroupKind()] = kw

@@ -94,7 +94,7 @@ func newFallbackWorld(t *testing.T) *fallbackWorld {
 	}
 	w.meta = metadatafake.NewSimpleMetadataClient(scheme, objs...)
 	w.sup.meta = w.meta
-	kw := &kindWatch{entry: coretest.EntryOf(t, w.reg, coretest.GearGVK), fallback: true, cancel: func() {}}
+	kw := &kindWatch{entry: coretest.EntryOf(t, w.reg, coretest.GearGVK), fallback: true, cancel: func() {}, owners: w.sup.ownerKindsOf(coretest.GearGVK.GroupKind())}
 	w.sup.kinds[coretest.GearGVK.GroupKind()] = kw
 	require.NoError(t, w.sup.syncFallback(context.Background(), kw))
 	w.meta.ClearActions()

@@ -94,7 +94,7 @@ func newFillFixture(t *testing.T) *fillFixture {
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return fw, nil },
 	}}
-	kw := &kindWatch{entry: e}
+	kw := &kindWatch{entry: e, owners: s.ownerKindsOf(e.GroupKind())}
 	kw.informer = toolscache.NewSharedIndexInformer(informerLW, &metav1.PartialObjectMetadata{}, 0,
 		toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
 	lists := &scriptedLW{}

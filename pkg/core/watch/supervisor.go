@@ -971,17 +971,7 @@ func (s *Supervisor) MayBeControlledBy(child graph.Entry, owner schema.GroupKind
 	// A kind read live has the record of every object a live read returned
 	// (the first cluster-wide list, walks through it, closures' lists): a
 	// closure lists it only below a kind that has controlled its objects.
-	set := kw.owners
-	if set == nil {
-		v, ok := s.ownerKinds.Load(child.GroupKind())
-		if !ok {
-			// Cached kinds have a record from their start; a kind read
-			// live has one from its first object.
-			return !kw.fallback
-		}
-		set = v.(*ownerKindSet)
-	}
-	// An empty record: no object read so far had a controller (a kind read
-	// live before its first object, which its first list records).
-	return set.has(owner)
+	// Every kind's record exists from its start; a kind read live fills it
+	// from its first list.
+	return kw.owners.has(owner)
 }
