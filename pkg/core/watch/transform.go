@@ -261,8 +261,15 @@ func (s *Supervisor) ownerKindsOf(gk schema.GroupKind) *ownerKindSet {
 	if set, ok := s.ownerKinds.Load(gk); ok {
 		return set.(*ownerKindSet)
 	}
-	set, _ := s.ownerKinds.LoadOrStore(gk, &ownerKindSet{})
+	set, _ := s.ownerKinds.LoadOrStore(gk, newOwnerKindSet())
 	return set.(*ownerKindSet)
+}
+
+// newOwnerKindSet is an empty record: its map is never nil.
+func newOwnerKindSet() *ownerKindSet {
+	o := &ownerKindSet{}
+	o.kinds.Store(&map[schema.GroupKind]struct{}{})
+	return o
 }
 
 func (o *ownerKindSet) add(gk schema.GroupKind) {
@@ -271,24 +278,15 @@ func (o *ownerKindSet) add(gk schema.GroupKind) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var next map[schema.GroupKind]struct{}
-	if old := o.kinds.Load(); old != nil {
-		if _, ok := (*old)[gk]; ok {
-			return
-		}
-		next = maps.Clone(*old)
-	} else {
-		next = make(map[schema.GroupKind]struct{}, 1)
+	if o.has(gk) {
+		return
 	}
+	next := maps.Clone(*o.kinds.Load())
 	next[gk] = struct{}{}
 	o.kinds.Store(&next)
 }
 
 func (o *ownerKindSet) has(gk schema.GroupKind) bool {
-	m := o.kinds.Load()
-	if m == nil {
-		return false
-	}
-	_, ok := (*m)[gk]
+	_, ok := (*o.kinds.Load())[gk]
 	return ok
 }
