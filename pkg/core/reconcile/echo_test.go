@@ -45,6 +45,21 @@ func (f *fullLister) ListWithContext(_ context.Context, opts metav1.ListOptions)
 	return list, nil
 }
 
+// store makes a stored at resourceVersion rv ("" for the latest), under
+// the lock the echo's reads take.
+func (f *fullLister) store(rv string, a *v1alpha1.AIBOM) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.versions[rv] = a
+}
+
+// failNext makes the next list fail with err.
+func (f *fullLister) failNext(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
 func (f *fullLister) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	panic("the echo list-watch watches through the metadata client")
 }
@@ -137,7 +152,7 @@ func TestEchoReadsSomeoneElsesWriteAtItsVersion(t *testing.T) {
 	f.src.Add(metaAt("u1", "1"))
 	f.next(t)
 	forged := aibomAt("u1", "2", "forged")
-	f.lister.versions["2"] = forged
+	f.lister.store("2", forged)
 	f.src.Modify(metaAt("u1", "2"))
 	ev := f.next(t)
 	got := ev.Object.(*v1alpha1.AIBOM)
@@ -157,13 +172,13 @@ func TestEchoOfAWriteBasedOnAnUnseenVersionIsRead(t *testing.T) {
 	f.next(t)
 	// Someone wrote version 2; the controller's patch (version 3) was
 	// based on version 1, so what version 3 holds merges both.
-	f.lister.versions["2"] = aibomAt("u1", "2", "theirs")
+	f.lister.store("2", aibomAt("u1", "2", "theirs"))
 	f.src.Modify(metaAt("u1", "2"))
 	f.next(t)
 	f.lw.memo.answer(echoKeyA, "1", aibomAt("u1", "3", "ours"))
 	stored := aibomAt("u1", "3", "ours")
 	stored.Status.Absorbed = []string{"theirs"}
-	f.lister.versions["3"] = stored
+	f.lister.store("3", stored)
 	f.src.Modify(metaAt("u1", "3"))
 	ev := f.next(t)
 	assert.Equal(t, stored.Status, ev.Object.(*v1alpha1.AIBOM).Status, "the stored object, not the controller's idea of it")
@@ -186,7 +201,7 @@ func TestEchoWaitsForTheAnswerOfAWriteInFlight(t *testing.T) {
 
 func TestEchoOfAFailedWriteIsRead(t *testing.T) {
 	f := newEchoFixture(t)
-	f.lister.versions["1"] = aibomAt("u1", "1", "")
+	f.lister.store("1", aibomAt("u1", "1", ""))
 	f.lw.memo.expect(echoKeyA)
 	f.src.Add(metaAt("u1", "1"))
 	go func() {
@@ -217,8 +232,8 @@ func TestEchoDeleteCarriesTheCachedSpec(t *testing.T) {
 
 func TestEchoOfAVersionNoLongerStoredIsTheLatestUnderItsVersion(t *testing.T) {
 	f := newEchoFixture(t)
-	f.lister.err = apierrors.NewResourceExpired("too old resource version")
-	f.lister.versions[""] = aibomAt("u1", "9", "latest")
+	f.lister.failNext(apierrors.NewResourceExpired("too old resource version"))
+	f.lister.store("", aibomAt("u1", "9", "latest"))
 	f.src.Add(metaAt("u1", "4"))
 	got := f.next(t).Object.(*v1alpha1.AIBOM)
 	assert.Equal(t, "latest", got.Status.InputHash)
@@ -228,14 +243,14 @@ func TestEchoOfAVersionNoLongerStoredIsTheLatestUnderItsVersion(t *testing.T) {
 func TestEchoSkipsAnAIBOMGoneBeforeItIsRead(t *testing.T) {
 	f := newEchoFixture(t)
 	f.src.Add(metaAt("u1", "1")) // not stored at any version: gone
-	f.lister.versions["2"] = &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "u2", ResourceVersion: "2"}}
+	f.lister.store("2", &v1alpha1.AIBOM{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "u2", ResourceVersion: "2"}})
 	f.src.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "u2", ResourceVersion: "2"}})
 	assert.Equal(t, "b", f.next(t).Object.(*v1alpha1.AIBOM).Name)
 }
 
 func TestEchoReadFailureEndsTheWatchWithAnError(t *testing.T) {
 	f := newEchoFixture(t)
-	f.lister.err = apierrors.NewServiceUnavailable("down")
+	f.lister.failNext(apierrors.NewServiceUnavailable("down"))
 	f.src.Add(metaAt("u1", "1"))
 	ev := f.next(t)
 	assert.Equal(t, watch.Error, ev.Type)
@@ -258,7 +273,7 @@ func TestEchoBookmarkKeepsItsVersion(t *testing.T) {
 
 func TestEchoListResetsTheVersionsSeen(t *testing.T) {
 	f := newEchoFixture(t)
-	f.lister.versions[""] = aibomAt("u1", "3", "")
+	f.lister.store("", aibomAt("u1", "3", ""))
 	_, err := f.lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	// A write based on the listed version is the controller's.
